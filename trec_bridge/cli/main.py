@@ -1,0 +1,68 @@
+"""Entry point: parse arguments, run one command, turn errors into exit codes.
+
+This is the only place where exceptions become messages: a TrecBridgeError
+prints its code and location on stderr and exits with its exit code; no
+traceback reaches the user for anything the tool can foresee.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import EXIT_INVALID, TrecBridgeError
+
+# command name -> module in this package exposing add_parser(subparsers) and run(args) -> int
+COMMANDS = {
+    "score": "score",
+    "convert": "convert",
+    "crosscheck": "crosscheck",
+    "tools": "tools",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on bad arguments; our exit 2 means 'incomplete run', so use 1."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message}\n")
+        sys.exit(EXIT_INVALID)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="trec-bridge",
+        description="Trustworthy IR evaluation: a strict scorer, TREC/JSON converters and a "
+        "cross-check against trec_eval, pytrec_eval and ir_measures.",
+        epilog="Exit codes: 0 complete, 1 invalid input, 2 incomplete run (report still written), "
+        "3 unexplained difference in a cross-check, 4 acceptance gate failed.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(f".{module_name}", __package__)
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{module_name}":
+                continue  # command not built yet
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except TrecBridgeError as exc:
+        sys.stderr.write(f"trec-bridge: error: {exc.render()}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("trec-bridge: interrupted; no output was written\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""One exception hierarchy with stable error codes.
+
+Errors are raised deep (readers, loaders, scorer) and turned into a message and
+an exit code only at the CLI edge, so library callers can test for a code
+instead of parsing text.  Every code lives in ``ERROR_CODES`` with a one-line
+meaning; docs/errors.md is the human-readable copy of that table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_INCOMPLETE = 2
+EXIT_UNEXPLAINED = 3
+EXIT_GATE_FAILED = 4
+
+# code -> meaning.  Grouped by where the problem is found.
+ERROR_CODES: dict[str, str] = {
+    # files
+    "E_FILE_NOT_FOUND": "an input file does not exist",
+    "E_FILE_IS_DIRECTORY": "an input path is a directory, not a file",
+    "E_FILE_UNREADABLE": "an input file cannot be read (permissions, I/O error)",
+    "E_FILE_EMPTY": "an input file has no content",
+    "E_GZIP_CORRUPT": "a gzip file is truncated or corrupt",
+    "E_ENCODING": "a file is not valid UTF-8",
+    "E_BOM": "a file starts with a UTF-8 byte-order mark",
+    "E_NUL_BYTE": "a file contains a NUL byte",
+    # TREC lines
+    "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",
+    "E_TREC_BLANK_LINE": "a blank line in a TREC qrels file",
+    "E_RUN_SCORE": "a run score that is not a finite decimal number",
+    "E_RUN_RANK": "a run rank that is not a non-negative integer",
+    "E_RUN_DUPLICATE_DOC": "the same document twice in one query's ranking",
+    "E_RUN_DUPLICATE_QUERY": "two records for the same query in a run",
+    "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
+    "E_QRELS_GRADE": "a relevance grade that is not an integer",
+    "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
+    # JSON
+    "E_JSON_SYNTAX": "a file is not valid JSON",
+    "E_JSON_DUPLICATE_KEY": "a JSON object has the same key twice",
+    "E_JSON_SCHEMA": "a JSON document does not match its schema",
+    "E_JSON_FORMAT": "a JSON document names the wrong format or an unknown version",
+    "E_JSON_TOO_DEEP": "a JSON document is nested too deeply",
+    "E_JSON_NUMBER": "a JSON number is out of range or not finite",
+    # dataset semantics
+    "E_DATASET_GRADE_SCALE": "a grade outside the grades the dataset declares",
+    "E_DATASET_UNKNOWN_QUERY": "judgments for a query the dataset does not list",
+    "E_DATASET_UNKNOWN_DOC": "a judged document outside the listed corpus",
+    "E_DATASET_NOT_EXHAUSTIVE": "exhaustive judgments miss a (query, document) pair",
+    "E_DATASET_ANSWERABLE": "a query's answerable flag contradicts its judgments",
+    "E_DATASET_DUPLICATE_QUERY": "a query ID listed twice in a dataset",
+    "E_QUERY_SET_EMPTY": "no query is left after selecting the split",
+    "E_QUERY_FILE": "a query-ID file is malformed",
+    # run against dataset
+    "E_RUN_UNKNOWN_QUERY": "a run query outside the selected query set",
+    "E_RUN_UNKNOWN_DOC": "a run document outside the listed corpus",
+    "E_RUN_DATASET_MISMATCH": "a run made for another dataset or dataset version",
+    # chunk maps
+    "E_CHUNK_DUPLICATE": "the same chunk twice in one query's ranking",
+    "E_CHUNK_UNKNOWN": "a ranked chunk that the chunk map does not list",
+    "E_CHUNK_MAP_DOC": "a chunk-map entry that points outside the corpus",
+    "E_CHUNK_MAP_DUPLICATE": "a chunk listed twice in a chunk map",
+    # measures
+    "E_MEASURE_SYNTAX": "a measure string that cannot be parsed",
+    "E_MEASURE_UNKNOWN": "a measure name that is not supported",
+    "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
+    "E_CUTOFF": "a cutoff k that is not a positive integer",
+    # sidecar and outputs
+    "E_SIDECAR": "a sidecar manifest that does not match its TREC file",
+    "E_OUTPUT": "an output file cannot be written",
+    "E_USAGE": "a command-line argument is invalid",
+    "E_POLICY_UNKNOWN": "an unknown policy name",
+    "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
+}
+
+
+@dataclass
+class Location:
+    """Where in the user's input the problem is; every field optional."""
+
+    file: str | None = None
+    line: int | None = None
+    json_path: str | None = None
+    query: str | None = None
+    doc: str | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.file is not None:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+            parts.append(where)
+        if self.json_path is not None:
+            parts.append(f"at {self.json_path}")
+        if self.query is not None:
+            parts.append(f"query {self.query!r}")
+        if self.doc is not None:
+            parts.append(f"document {self.doc!r}")
+        return ", ".join(parts)
+
+
+class TrecBridgeError(Exception):
+    """Base of every error the tool reports to a user."""
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, code: str, message: str, **where):
+        if code not in ERROR_CODES:
+            raise ValueError(f"unregistered error code {code}")
+        self.code = code
+        self.message = message
+        self.where = Location(**where)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        loc = self.where.describe()
+        return f"[{self.code}] {loc + ': ' if loc else ''}{self.message}"
+
+    def to_json(self) -> dict:
+        out = {"code": self.code, "message": self.message}
+        out.update({k: v for k, v in vars(self.where).items() if v is not None})
+        return out
+
+
+class InvalidInput(TrecBridgeError):
+    """The user's input breaks the policy or its format: exit 1, nothing scored."""
+
+
+class UsageError(TrecBridgeError):
+    """A command-line or API argument is wrong: exit 1."""
+
+
+class ReferenceUnavailable(TrecBridgeError):
+    """A reference tool (trec_eval binary, pytrec_eval, ...) cannot be used."""

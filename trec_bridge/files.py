@@ -1,0 +1,86 @@
+"""Reading inputs and writing outputs safely.
+
+Every reader goes through ``read_input_bytes`` so that a missing file, a
+directory, a truncated gzip or an unreadable file gives the same error codes
+everywhere, and every writer goes through ``atomic_write`` so that an output
+appears whole or not at all (temporary file in the same folder, fsync, rename).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Callable, IO
+
+from .errors import InvalidInput, TrecBridgeError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_input_bytes(path: str | os.PathLike) -> bytes:
+    """The file's content, gunzipped when it starts with the gzip magic."""
+    p = Path(path)
+    name = str(path)
+    if p.is_dir():
+        raise InvalidInput("E_FILE_IS_DIRECTORY", "is a directory, expected a file", file=name)
+    if not p.exists():
+        raise InvalidInput("E_FILE_NOT_FOUND", "no such file", file=name)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InvalidInput("E_GZIP_CORRUPT", f"gzip data is truncated or corrupt ({exc})", file=name) from None
+    return raw
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 of the file's bytes as stored (before any gunzip)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def atomic_write(path: str | os.PathLike, content: bytes | str | Callable[[IO[bytes]], None]) -> None:
+    """Write ``content`` to ``path`` so that readers see the old file or the whole new one.
+
+    ``content`` is bytes, text (written as UTF-8) or a callable that writes to
+    a binary file object (for large outputs streamed in pieces).
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise TrecBridgeError("E_OUTPUT", f"folder {str(folder)!r} does not exist", file=str(path))
+    if target.is_dir():
+        raise TrecBridgeError("E_OUTPUT", "output path is a directory", file=str(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise TrecBridgeError("E_OUTPUT", f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if callable(content):
+                content(fh)
+            else:
+                fh.write(content.encode("utf-8") if isinstance(content, str) else content)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,129 @@
+"""The one in-memory shape every reader produces and every consumer reads.
+
+Columnar on purpose: a 7M-line run is a handful of polars columns, never a
+Python object per line.  Per-query metadata (query records, failures) is small
+and kept as plain Python values.
+
+Invariants the readers guarantee (and the scorer relies on):
+
+* ``Run.frame`` rows are grouped by query, in the order of ``Run.queries``
+  restricted to queries with at least one row, and within a query sorted by
+  ``rank`` = 1, 2, ... n (the run's order as the reader decided it).
+* ``Run.queries`` lists every query that has a record, including explicit
+  empty rankings; a query absent from it (and from ``failures``) is missing.
+* ``Qrels.frame`` keeps the source row order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64}
+QRELS_SCHEMA = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
+CHUNK_SCHEMA = {"chunk_id": pl.String, "doc_id": pl.String}
+
+Completeness = Literal["exhaustive", "pooled"]
+QuerySource = Literal["dataset", "qrels", "query_file"]
+
+
+@dataclass(frozen=True)
+class QueryOrder:
+    """What ordering a TREC run by score had to decide, for one query."""
+
+    query_id: str
+    ties_broken: int  # rows whose position was decided by the tie-break, not the score
+    rank_disagrees: bool  # the file's rank column orders the query differently
+
+
+@dataclass
+class Qrels:
+    frame: pl.DataFrame  # QRELS_SCHEMA, source order
+    source: str | None = None  # file the qrels came from, for messages
+
+    @staticmethod
+    def empty() -> "Qrels":
+        return Qrels(pl.DataFrame(schema=QRELS_SCHEMA))
+
+    def query_ids(self) -> list[str]:
+        """Judged query IDs in order of first appearance."""
+        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+
+@dataclass
+class Run:
+    frame: pl.DataFrame  # RUN_SCHEMA, grouped by query, rank 1..n within a query
+    queries: tuple[str, ...]  # queries with a record (ranked or explicitly empty)
+    failures: dict[str, str] = field(default_factory=dict)  # query -> reason
+    run_id: str | None = None
+    dataset_id: str | None = None
+    dataset_version: str | None = None
+    metadata: dict = field(default_factory=dict)
+    order: tuple[QueryOrder, ...] | None = None  # set by the TREC reader
+    order_source: Literal["list", "score", "rank"] = "list"
+    source: str | None = None
+
+    def has_scores(self) -> bool:
+        return self.frame.height > 0 and self.frame.get_column("score").null_count() == 0
+
+    def empty_queries(self) -> list[str]:
+        ranked = set(self.frame.get_column("query_id").unique().to_list())
+        return [q for q in self.queries if q not in ranked]
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str | None = None
+    split: str | None = None
+    tags: tuple[str, ...] = ()
+    answerable: bool | None = None  # None: not declared
+    completeness: Completeness | None = None  # per-query override of the dataset's
+
+
+@dataclass
+class ChunkMap:
+    frame: pl.DataFrame  # CHUNK_SCHEMA
+    source: str | None = None
+
+    def fingerprint(self) -> str:
+        """Independent of entry order; changes when any entry changes."""
+        from .fingerprint import canonical_sha256
+
+        pairs = sorted(zip(self.frame.get_column("chunk_id").to_list(), self.frame.get_column("doc_id").to_list()))
+        return canonical_sha256(pairs)
+
+
+@dataclass
+class Dataset:
+    queries: tuple[Query, ...]
+    qrels: Qrels
+    dataset_id: str | None = None
+    dataset_version: str | None = None
+    grades: tuple[int, ...] | None = None  # declared grade scale; None: any integer
+    threshold: int = 1  # grade >= threshold is relevant for binary measures
+    grade_definitions: dict[int, str] = field(default_factory=dict)
+    completeness: Completeness = "pooled"
+    corpus: tuple[str, ...] | None = None  # None: open corpus
+    corpus_texts: dict[str, str] | None = None
+    chunk_map: ChunkMap | None = None
+    query_source: QuerySource = "dataset"
+    description: str | None = None
+    official_measures: tuple[str, ...] = ()
+    metadata: dict = field(default_factory=dict)
+    trec_iteration: str = "0"  # default qrels iteration column when written as TREC
+    split: str | None = None  # the split selected by select_split, if any
+    source: str | None = None
+
+    def query_ids(self) -> list[str]:
+        return [q.query_id for q in self.queries]
+
+    def select_split(self, split: str | None) -> "Dataset":
+        """The same dataset restricted to one split (None: all queries)."""
+        if split is None:
+            return self
+        keep = tuple(q for q in self.queries if q.split == split)
+        ids = [q.query_id for q in keep]
+        qrels = Qrels(self.qrels.frame.filter(pl.col("query_id").is_in(ids)), self.qrels.source)
+        return Dataset(**{**self.__dict__, "queries": keep, "qrels": qrels, "split": split})
