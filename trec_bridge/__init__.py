@@ -1,0 +1,2 @@
+"""trec-bridge: trustworthy, portable IR evaluation numbers."""
+__version__ = "0.1.0"

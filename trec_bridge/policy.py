@@ -1,0 +1,132 @@
+"""Evaluation policies as data: one value per axis, no code path per tool.
+
+The strict policy is the project's contract (docs/policy.md).  The other
+policies reproduce a reference tool's defaults so that the cross-check can
+show that every remaining difference is one of these axes.  Adding a tool's
+behaviour means adding a value here, not a branch in the scorer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from .errors import UsageError
+from .measures.base import Measure
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """How a ranking is ordered before scoring.
+
+    ``given`` keeps the order the reader decided (JSON list order, or the
+    TREC reader's score/rank order); otherwise rows are re-sorted by score at
+    ``precision`` with ties broken by document ID bytes.
+    """
+
+    tie_break: Literal["given", "doc_desc", "doc_asc"] = "given"
+    precision: Literal["float64", "float32"] = "float64"
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    description: str
+    # Which queries are averaged: the dataset's fixed set, the judged queries
+    # (trec_eval -c, ir_measures), or judged queries the run also has (trec_eval 9).
+    query_set: Literal["dataset", "judged", "run_and_judged"] = "dataset"
+    # A query with no relevant document: null and out of the mean, or 0 and counted.
+    no_relevant: Literal["null", "zero"] = "null"
+    # A run query outside the query set: invalid input, or silently ignored.
+    run_only_queries: Literal["reject", "ignore"] = "reject"
+    # A ranked document outside a listed corpus: invalid input, or non-relevant.
+    unknown_docs: Literal["reject", "ignore"] = "reject"
+    # An explicitly empty ranking: a record of the run, or invisible (TREC files cannot hold one).
+    empty_rankings: Literal["recorded", "invisible"] = "recorded"
+    # The same document twice in a ranking: reject, or keep the last line (dict semantics).
+    duplicates: Literal["reject", "last_wins"] = "reject"
+    ordering: Ordering = Ordering()
+    # nDCG gain when the measure names none, and which grades can earn gain:
+    # the measure's relevance threshold, or any grade > 0 (trec_eval ignores -l for nDCG).
+    gain: Literal["exp", "linear"] = "exp"
+    ndcg_gain_floor: Literal["threshold", "positive"] = "threshold"
+    # RR@k: the cutoff honoured, or ignored (trec_eval's recip_rank has none).
+    rr_cutoff: Literal["honoured", "ignored"] = "honoured"
+    # Per-measure exceptions: ir_measures routes RR@k and Judged to providers that sort differently.
+    measure_orderings: tuple[tuple[str, bool, Ordering], ...] = field(default=())  # (family, has_cutoff, ordering)
+
+    def ordering_for(self, measure: Measure) -> Ordering:
+        for family, has_cutoff, ordering in self.measure_orderings:
+            if family == measure.family and has_cutoff == (measure.cutoff is not None):
+                return ordering
+        return self.ordering
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["measure_orderings"] = [
+            {"family": f, "with_cutoff": c, **asdict(o)} for f, c, o in self.measure_orderings
+        ]
+        return out
+
+    def with_axis(self, **changes) -> "Policy":
+        return replace(self, **changes)
+
+
+TREC_EVAL_ORDER = Ordering(tie_break="doc_desc", precision="float32")
+PYTHON_SORT_ORDER = Ordering(tie_break="doc_asc", precision="float64")
+
+STRICT = Policy(
+    name="strict",
+    description="the project's policy: fixed query set, missing = 0, no-relevant = null, input rejected never repaired",
+)
+
+_REFERENCE_COMMON = dict(
+    no_relevant="zero",
+    run_only_queries="ignore",
+    unknown_docs="ignore",
+    ordering=TREC_EVAL_ORDER,
+    gain="linear",
+    ndcg_gain_floor="positive",
+)
+
+TREC_EVAL = Policy(
+    name="trec_eval",
+    description="trec_eval 9.x defaults: mean over queries in both run and qrels, float32 scores, "
+    "ties by docno descending, linear nDCG gain, recip_rank without cutoff",
+    query_set="run_and_judged",
+    empty_rankings="invisible",
+    rr_cutoff="ignored",
+    **_REFERENCE_COMMON,
+)
+
+TREC_EVAL_C = TREC_EVAL.with_axis(
+    name="trec_eval_c",
+    description="trec_eval 9.x with -c: every judged query in the mean, missing ones as 0",
+    query_set="judged",
+)
+
+PYTREC_EVAL = TREC_EVAL.with_axis(
+    name="pytrec_eval",
+    description="pytrec_eval (trec_eval 9 inside): per-query values for queries in both run and qrels "
+    "(an empty ranking dict is evaluated), mean of the returned values",
+    empty_rankings="recorded",
+)
+
+IR_MEASURES = Policy(
+    name="ir_measures",
+    description="ir_measures defaults: every judged query, missing = 0; pytrec_eval semantics except "
+    "RR@k (msmarco provider) and Judged (judged provider), which sort float64 scores with ties by docno ascending",
+    query_set="judged",
+    duplicates="last_wins",
+    measure_orderings=(("RR", True, PYTHON_SORT_ORDER), ("Judged", True, PYTHON_SORT_ORDER),
+                       ("Judged", False, PYTHON_SORT_ORDER)),
+    **_REFERENCE_COMMON,
+)
+
+POLICIES: dict[str, Policy] = {p.name: p for p in (STRICT, TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES)}
+
+
+def get_policy(name: str) -> Policy:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise UsageError("E_POLICY_UNKNOWN", f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None

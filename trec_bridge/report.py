@@ -1,0 +1,134 @@
+"""The JSON report (formats.md "Report") and the terminal table.
+
+The JSON is deterministic: the same inputs give byte-identical reports (no
+timestamp, keys sorted, queries in query-set order), so reports can be diffed
+and fingerprinted.
+"""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from . import __version__
+from .scorer import ScoreResult
+
+REPORT_FORMAT = "trec-bridge.report"
+REPORT_VERSION = 1
+
+
+def fraction_text(f: Fraction | None) -> str | None:
+    if f is None:
+        return None
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> dict:
+    """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256}."""
+    rows = result.queries
+    no_answer = [q for q in rows if q.answerable is False]
+    recorded = [q for q in rows if q.status in ("ranked", "empty")]
+    report = {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "tool": {"name": "trec-bridge", "version": __version__},
+        "policy": result.policy.to_json(),
+        "fingerprints": {
+            "protocol": result.protocol_fingerprint,
+            "inputs": inputs or {},
+            "chunk_map": result.chunk_map_fingerprint,
+        },
+        "query_set": {"source": result.query_source, "split": result.split, "size": len(rows),
+                      "relevance_threshold": result.threshold},
+        "measures": [str(m) for m in result.measures],
+        "totals": {
+            "total": len(rows),
+            "eligible": sum(1 for q in rows if q.relevant > 0),
+            "no_relevant": len(result.no_relevant),
+            "ranked": len(result.by_status("ranked")),
+            "empty": len(result.by_status("empty")),
+            "missing": len(result.missing),
+            "failed": len(result.failed),
+            "unjudged": len(result.unjudged_queries),
+        },
+        "coverage": {"expected": len(rows), "recorded": len(recorded), "missing": result.missing},
+        "no_answer": {
+            "expected": len(no_answer),
+            "recorded": sum(1 for q in no_answer if q.status in ("ranked", "empty")),
+            "non_empty": sum(1 for q in no_answer if q.status == "ranked"),
+        },
+        "missing_queries": result.missing,
+        "empty_queries": result.by_status("empty"),
+        "failed_queries": result.failed,
+        "no_relevant_queries": result.no_relevant,
+        "unjudged_queries": result.unjudged_queries,
+        "means": {
+            name: {"value": mean.value, "exact": fraction_text(mean.exact), "eligible": mean.eligible}
+            for name, mean in result.means.items()
+        },
+        "per_query": [
+            {
+                "query_id": q.query_id,
+                "status": q.status,
+                **({"reason": q.reason} if q.reason is not None else {}),
+                "relevant": q.relevant,
+                "retrieved": q.retrieved,
+                "values": q.values,
+                "exact": {str(m): fraction_text(q.exact[str(m)]) for m in result.measures if m.rational},
+            }
+            for q in rows
+        ],
+        "order": result.order,
+        "outcome": "complete" if result.complete else "incomplete",
+    }
+    if result.extra:
+        report["notes"] = result.extra
+    if result.chunk_evidence is not None:
+        report["chunk_evidence"] = result.chunk_evidence.to_dicts()
+    return report
+
+
+def report_json(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _fmt(value: float | None) -> str:
+    return "null" if value is None else f"{value:.4f}"
+
+
+def render_table(result: ScoreResult, per_query: bool = False) -> str:
+    """A readable summary: means with exact values, counts, and what made the run incomplete."""
+    lines = []
+    width = max([len(str(m)) for m in result.measures] + [7])
+    lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<14} eligible")
+    for name, mean in result.means.items():
+        exact = fraction_text(mean.exact) or ""
+        if len(exact) > 14:
+            exact = exact[:11] + "..."
+        lines.append(f"{name:<{width}}  {_fmt(mean.value):>8}  {exact:<14} {mean.eligible}")
+    t = result
+    lines.append("")
+    lines.append(f"queries: {len(t.queries)} in the set ({t.query_source}"
+                 f"{', split ' + t.split if t.split else ''}), "
+                 f"{len(t.queries) - len(t.no_relevant)} eligible, {len(t.no_relevant)} without relevant documents (null)")
+    if t.missing:
+        lines.append(f"missing ({len(t.missing)}, scored 0 and kept in the mean): {_ids(t.missing)}")
+    if t.failed:
+        lines.append(f"failed ({len(t.failed)}, scored 0): " + ", ".join(f"{q} ({r})" for q, r in list(t.failed.items())[:10]))
+    if t.by_status("empty"):
+        lines.append(f"empty rankings ({len(t.by_status('empty'))}, scored 0): {_ids(t.by_status('empty'))}")
+    if t.unjudged_queries:
+        lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, not in the qrels, excluded): "
+                     f"{_ids(t.unjudged_queries)}")
+    lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
+    if per_query:
+        lines.append("")
+        names = [str(m) for m in result.measures]
+        lines.append("\t".join(["query", "status"] + names))
+        for q in result.queries:
+            lines.append("\t".join([q.query_id, q.status] + [_fmt(q.values[n]) for n in names]))
+    return "\n".join(lines) + "\n"
+
+
+def _ids(ids: list[str], limit: int = 10) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... (+{len(ids) - limit})" if len(ids) > limit else "")
