@@ -1,0 +1,212 @@
+"""What every reference adapter offers, and the input conversions they share.
+
+A reference is an outside evaluator run on *our* model, so that the
+cross-check sees each tool's own behaviour (tie order, float32 scores, which
+queries it averages).  Adapters therefore hand over the run's real scores, never
+a canonicalised ranking, and report only what the tool itself printed or
+returned: a measure the tool cannot compute is listed in ``unsupported`` with a
+reason, never approximated.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+from ..errors import ReferenceUnavailable
+from ..measures.base import Measure
+from ..model import Qrels, Run
+
+
+@dataclass(frozen=True)
+class Options:
+    """Switches that change how a tool is invoked (ignored by tools that have no such switch)."""
+
+    complete: bool = False  # trec_eval -c: qrels queries missing from the run count as 0 in "all"
+    rr_cutoff: Literal["ignore", "emulate"] = "ignore"  # trec_eval RR@k: plain recip_rank, or a run with -M k
+    timeout: float | None = 600.0  # seconds per external process
+
+
+@dataclass
+class ReferenceResult:
+    """One tool's answer, keyed by our measure strings (``str(Measure)``)."""
+
+    tool: str
+    version: str
+    per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # only the queries the tool reported
+    aggregate: dict[str, float] = field(default_factory=dict)  # the tool's own mean / "all" row
+    served_by: dict[str, str] = field(default_factory=dict)  # native name (trec_eval) or provider (ir_measures)
+    native: dict[str, str] = field(default_factory=dict)  # the tool's own name for the measure
+    command: list[str] = field(default_factory=list)  # what was run, one entry per invocation
+    precision: int | None = None  # decimals the tool prints (trec_eval: 4); None: full double
+    unsupported: dict[str, str] = field(default_factory=dict)  # left out, with the reason
+    failed: dict[str, str] = field(default_factory=dict)  # the tool raised for these (its message)
+    notes: list[str] = field(default_factory=list)
+
+
+class Reference(ABC):
+    """An outside evaluator.  Subclasses import their tool lazily so that a missing tool is reported, not fatal."""
+
+    name: str = ""
+    precision: int | None = None
+
+    @abstractmethod
+    def available(self) -> bool: ...
+
+    @abstractmethod
+    def version(self) -> str:
+        """The tool's version; raises ReferenceUnavailable when the tool is absent."""
+
+    def supports(self, measure: Measure) -> str | None:
+        """None when the tool computes ``measure`` as we define it, else a one-line reason."""
+        return self._reason(measure, measure.rel if measure.rel is not None else 1)
+
+    @abstractmethod
+    def _reason(self, measure: Measure, rel: int) -> str | None:
+        """``supports`` at the effective relevance level ``rel``."""
+
+    @abstractmethod
+    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+                 options: Options = Options()) -> ReferenceResult: ...
+
+    def _split(self, measures: list[Measure], rel: int, result: ReferenceResult) -> list[tuple[Measure, int]]:
+        """The measures this tool will compute with their effective rel; the others go to ``unsupported``."""
+        keep = []
+        for m in measures:
+            eff = effective_rel(m, rel)
+            reason = self._reason(m, eff)
+            if reason is None:
+                keep.append((m, eff))
+            else:
+                result.unsupported[str(m)] = reason
+        return keep
+
+
+def unavailable(message: str) -> ReferenceUnavailable:
+    return ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", message)
+
+
+def effective_rel(measure: Measure, rel: int) -> int:
+    """A measure's own ``rel=`` overrides the call's default threshold."""
+    return measure.rel if measure.rel is not None else rel
+
+
+# ---------------------------------------------------------------- inputs
+
+def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
+    """The run's rows with the scores the model holds; a query whose scores are null gets n - position + 1.
+
+    Returns the frame (query_id, doc_id, rank, score) and the queries that got
+    synthetic scores (reported as a note: those queries carry no tie or
+    precision behaviour of their own).
+    """
+    frame = run.frame.select("query_id", "doc_id", "rank", "score")
+    nulls = frame.group_by("query_id", maintain_order=True).agg(pl.col("score").null_count().alias("n_null"))
+    synthetic = nulls.filter(pl.col("n_null") > 0).get_column("query_id").to_list()
+    if synthetic:
+        position = pl.int_range(1, pl.len() + 1).over("query_id")
+        fill = (pl.len().over("query_id") - position + 1).cast(pl.Float64)
+        frame = frame.with_columns(
+            pl.when(pl.col("query_id").is_in(synthetic)).then(fill).otherwise(pl.col("score")).alias("score"))
+    return frame, synthetic
+
+
+def check_unique(qrels: Qrels, frame: pl.DataFrame, tool: str) -> None:
+    """Duplicates cannot reach a dict-based tool unchanged (the last would silently win): refuse them."""
+    for what, df in (("qrels", qrels.frame), ("run", frame)):
+        dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        if dup.height:
+            row = dup.row(0, named=True)
+            raise unavailable(f"{tool} takes a dict, which cannot hold the {what}'s duplicate "
+                              f"(query {row['query_id']!r}, document {row['doc_id']!r})")
+
+
+def qrels_dict(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """{query: {doc: grade}} with Python ints (pytrec_eval rejects numpy integers)."""
+    if qrels.frame.get_column("grade").null_count():
+        raise unavailable("qrels with a missing grade cannot be handed to a reference tool")
+    out: dict[str, dict[str, int]] = {}
+    for q, d, g in zip(*(qrels.frame.get_column(c).to_list() for c in ("query_id", "doc_id", "grade"))):
+        out.setdefault(q, {})[d] = int(g)
+    return out
+
+
+def run_dict(run: Run, frame: pl.DataFrame, include_empty: bool = True) -> dict[str, dict[str, float]]:
+    """{query: {doc: score}} with Python floats; explicit empty rankings become ``{}`` when asked."""
+    out: dict[str, dict[str, float]] = {}
+    if include_empty:
+        for q in run.queries:
+            out[q] = {}
+    for q, d, s in zip(*(frame.get_column(c).to_list() for c in ("query_id", "doc_id", "score"))):
+        out.setdefault(q, {})[d] = float(s)
+    return out
+
+
+# ---------------------------------------------------------------- nDCG gains
+
+def gain_map(measure: Measure, qrels: Qrels) -> dict[int, float] | None:
+    """The grade -> gain map a tool must be given for ``measure``; None means linear (the tools' default).
+
+    ``gain=None`` is linear here: the caller names the gain it wants compared.
+    Exponential gains are built from the grades present, 2^g - 1 for g >= 1
+    (grade 0 and below have gain 0 in both conventions).
+    """
+    if measure.family != "nDCG":
+        return None
+    if measure.gains is not None:
+        return dict(measure.gains)
+    if measure.gain == "exp":
+        grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
+        return {int(g): float(2 ** int(g) - 1) for g in sorted(grades) if g >= 1}
+    return None
+
+
+def negative_gain_reason(gains: dict[int, float]) -> str | None:
+    """The tools treat a negative grade as unjudged (gain 0); a map that gives one a gain cannot be reproduced."""
+    bad = [g for g, v in gains.items() if g < 0 and v != 0]
+    if bad:
+        return f"a gain for negative grade {bad[0]}: the tools treat negative grades as unjudged (gain 0)"
+    return None
+
+
+# ---------------------------------------------------------------- trec_eval names
+
+def trec_eval_name(measure: Measure) -> tuple[str, str | None, str] | str:
+    """(-m base, parameter, printed name) of a measure in trec_eval, which pytrec_eval embeds; else a reason.
+
+    RR maps to ``recip_rank`` with or without a cutoff: trec_eval has no RR
+    cutoff and silently ignores ``recip_rank.k``; the caller decides how to
+    label or emulate that.
+    """
+    f, k = measure.family, measure.cutoff
+    if f == "Judged":
+        return "trec_eval has no judged-fraction measure"
+    if f in ("P", "R", "Success"):
+        base = {"P": "P", "R": "recall", "Success": "success"}[f]
+        return base, str(k), f"{base}_{k}"
+    if f == "RR":
+        return "recip_rank", None, "recip_rank"
+    if f == "AP":
+        return ("map", None, "map") if k is None else ("map_cut", str(k), f"map_cut_{k}")
+    if f == "nDCG":
+        return ("ndcg", None, "ndcg") if k is None else ("ndcg_cut", str(k), f"ndcg_cut_{k}")
+    return f"no trec_eval measure for {f}"
+
+
+def trec_eval_reason(measure: Measure, rel: int) -> str | None:
+    """Reasons shared by trec_eval and pytrec_eval (same measure code)."""
+    named = trec_eval_name(measure)
+    if isinstance(named, str):
+        return named
+    if measure.family == "nDCG":
+        if measure.rel is not None and measure.rel != 1:
+            return "trec_eval's nDCG has no threshold (-l is ignored; gain = grade, ideal from grades > 0)"
+        if measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
+            return "trec_eval's ndcg_cut takes its gains from the qrels grades only (linear)"
+    return None
+
+
+def fmt_number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))

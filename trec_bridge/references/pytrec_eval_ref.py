@@ -1,0 +1,87 @@
+"""pytrec_eval: trec_eval's C code behind a dict API, called in-process.
+
+It is the reference most Python projects use, and its dict input is the only
+one among the anchors that can say "this query returned nothing"
+(``{"q": {}}``), so explicit empty rankings are handed over as such.  It has no
+mean of its own; the aggregate is ``pytrec_eval.compute_aggregated_measure``
+over the returned dict (its documented helper: arithmetic mean), i.e. over
+run ∩ qrels queries, like trec_eval without ``-c``.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..measures.base import Measure
+from ..model import Qrels, Run
+from .base import (Options, Reference, ReferenceResult, check_unique, qrels_dict, run_dict, scored_frame,
+                   trec_eval_name, trec_eval_reason, unavailable)
+
+
+class PytrecEval(Reference):
+    name = "pytrec_eval"
+    precision = None  # full doubles
+
+    def _module(self):
+        try:
+            import pytrec_eval
+        except ImportError as exc:
+            raise unavailable(f"pytrec_eval is not installed ({exc}); pip install pytrec-eval-terrier") from None
+        return pytrec_eval
+
+    def available(self) -> bool:
+        try:
+            self._module()
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def version(self) -> str:
+        return str(getattr(self._module(), "__version__", "unknown"))
+
+    def _reason(self, measure: Measure, rel: int) -> str | None:
+        reason = trec_eval_reason(measure, rel)
+        if reason:
+            return reason
+        if measure.family == "nDCG" and (measure.gain == "exp" or measure.gains is not None):
+            return "pytrec_eval accepts only numeric measure parameters: no custom nDCG gains (ndcg.1=...)"
+        if rel < 1 and measure.family != "nDCG":
+            return f"pytrec_eval rejects relevance_level {rel} (must be >= 1)"
+        return None
+
+    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+                 options: Options = Options()) -> ReferenceResult:
+        pte = self._module()
+        result = ReferenceResult(self.name, self.version(), precision=self.precision)
+        selected = self._split(measures, rel, result)
+        if not selected:
+            return result
+        frame, synthetic = scored_frame(run)
+        if synthetic:
+            result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
+        check_unique(qrels, frame, self.name)
+        qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
+        by_level: dict[int, list[tuple[Measure, str, str, str]]] = {}
+        for m, level in selected:
+            base, param, out_name = trec_eval_name(m)
+            if m.family == "nDCG":
+                level = rel if rel >= 1 else 1  # relevance_level does not affect ndcg; avoid an extra evaluator
+            arg = base + (f".{param}" if param is not None else "")
+            served = "recip_rank (cutoff ignored)" if m.family == "RR" and m.cutoff is not None else out_name
+            by_level.setdefault(level, []).append((m, arg, out_name, served))
+        for level, items in by_level.items():
+            args = sorted({arg for _, arg, _, _ in items})
+            result.command.append(f"pytrec_eval.RelevanceEvaluator(qrels, {args}, relevance_level={level}).evaluate(run)")
+            try:
+                evaluated = pte.RelevanceEvaluator(qd, args, relevance_level=level).evaluate(rd)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise unavailable(f"pytrec_eval raised {type(exc).__name__}: {exc}") from None
+            for m, _, out_name, served in items:
+                key = str(m)
+                per_query = {q: float(vals[out_name]) for q, vals in evaluated.items() if out_name in vals}
+                result.per_query[key] = per_query
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # mean of no query is nan, as the helper gives
+                    result.aggregate[key] = float(pte.compute_aggregated_measure(out_name, list(per_query.values())))
+                result.served_by[key] = served
+                result.native[key] = out_name
+        return result

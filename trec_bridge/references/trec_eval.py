@@ -1,0 +1,229 @@
+"""The real trec_eval binary, run on temporary TREC files written from our model.
+
+The binary is the ground truth everyone quotes, so it is called the way users
+call it: ``trec_eval -q [-c] [-lN] [-M k] -m P.5,10 -m recip_rank ... qrels run``,
+one ``-m`` per measure family with all cutoffs joined (9.0.4 silently ignores
+a second ``-m P.x``), one call per relevance level.  Scores are written with
+``repr(float)`` so that trec_eval's own float32 parsing is what we observe.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ..measures.base import Measure
+from ..tools.install_trec_eval import BINARY_NAME, default_dest
+from ..model import Qrels, Run
+from .base import (Options, Reference, ReferenceResult, fmt_number, gain_map, negative_gain_reason, scored_frame,
+                   trec_eval_name, trec_eval_reason, unavailable)
+
+ENV_VAR = "TREC_EVAL"
+RUN_TAG = "trec_bridge"
+
+
+def default_install_path() -> Path:
+    """Where ``trec-bridge tools install-trec-eval`` puts the binary by default."""
+    return default_dest() / BINARY_NAME
+
+
+def find_binary() -> str | None:
+    """``$TREC_EVAL``, then ``trec_eval`` on PATH, then the installer's default location."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        found = shutil.which(env)
+        return found  # an explicit setting that does not resolve is not silently replaced
+    on_path = shutil.which("trec_eval")
+    if on_path:
+        return on_path
+    default = default_install_path()
+    return str(default) if default.is_file() and os.access(default, os.X_OK) else None
+
+
+class TrecEval(Reference):
+    name = "trec_eval"
+    precision = 4  # printf %6.4f
+
+    def __init__(self, binary: str | None = None):
+        self._binary_arg = binary
+        self._version: str | None = None
+
+    def binary(self) -> str:
+        path = shutil.which(self._binary_arg) if self._binary_arg else find_binary()
+        if not path:
+            hint = f"{ENV_VAR}={os.environ[ENV_VAR]!r} does not name an executable" if os.environ.get(ENV_VAR) \
+                else "not on PATH nor installed"
+            raise unavailable(f"trec_eval binary not found ({hint}); run `trec-bridge tools install-trec-eval` "
+                              f"or set {ENV_VAR}")
+        return path
+
+    def available(self) -> bool:
+        try:
+            self.version()
+            return True
+        except Exception:  # noqa: BLE001 - any failure means "not usable"
+            return False
+
+    def version(self) -> str:
+        if self._version is None:
+            path = self.binary()
+            try:
+                proc = subprocess.run([path, "-v"], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise unavailable(f"cannot run {path}: {exc}") from None
+            match = re.search(r"trec_eval version (\S+)", proc.stdout + proc.stderr)
+            if not match:
+                raise unavailable(f"{path} -v printed no trec_eval version (exit {proc.returncode})")
+            self._version = match.group(1)
+        return self._version
+
+    def _reason(self, measure: Measure, rel: int) -> str | None:
+        reason = trec_eval_reason(measure, rel)
+        if reason is None and rel < 0 and measure.family != "nDCG":
+            reason = "trec_eval -l below 0 counts unjudged documents as relevant"
+        return reason
+
+    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+                 options: Options = Options()) -> ReferenceResult:
+        binary = self.binary()
+        result = ReferenceResult(self.name, self.version(), precision=self.precision)
+        frame, synthetic = scored_frame(run)
+        if synthetic:
+            result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
+        empty = run.empty_queries()
+        if empty:
+            result.notes.append(f"explicit empty rankings cannot be written to a TREC run; absent for trec_eval: {empty}")
+        calls = self._plan(self._split(measures, rel, result), qrels, options, result)
+        if not calls:
+            return result
+        _check_tokens(qrels, frame)
+        with tempfile.TemporaryDirectory(prefix="trec-bridge-te-") as tmp:
+            qpath, rpath = os.path.join(tmp, "qrels.txt"), os.path.join(tmp, "run.txt")
+            _write_qrels(qrels, qpath)
+            _write_run(frame, rpath)
+            for (level, max_docs, gains), call in calls.items():
+                args = [binary, "-q"] + (["-c"] if options.complete else []) + ([f"-l{level}"] if level != 1 else [])
+                args += ["-M", str(max_docs)] if max_docs is not None else []
+                for base, params in call["families"].items():
+                    args += ["-m", base + ("." + ",".join(params) if params else "")]
+                result.command.append(shlex.join(["trec_eval", *args[1:], "QRELS", "RUN"]))
+                table = self._invoke(args + [qpath, rpath], options)
+                for key, out_name, served in call["wanted"]:
+                    if out_name not in table:
+                        raise unavailable(f"trec_eval printed no {out_name} rows for {key}")
+                    per_query, agg = table[out_name]
+                    result.per_query[key] = per_query
+                    if agg is not None:
+                        result.aggregate[key] = agg
+                    result.served_by[key] = served
+                    result.native[key] = out_name
+        return result
+
+    def _plan(self, selected, qrels: Qrels, options: Options, result: ReferenceResult) -> dict:
+        """Group measures into calls: one per (rel, -M, custom nDCG gains); one -m per family inside a call.
+
+        nDCG ignores -l, so it simply rides along in the call of its rel.
+        """
+        calls: dict = {}
+        for m, level in selected:
+            base, param, out_name = trec_eval_name(m)
+            served, max_docs, gains = out_name, None, None
+            if m.family == "RR" and m.cutoff is not None:
+                if options.rr_cutoff == "emulate":
+                    max_docs, served = m.cutoff, f"recip_rank (-M {m.cutoff})"
+                else:
+                    served = "recip_rank (cutoff ignored)"
+            if m.family == "nDCG" and m.cutoff is None:
+                mapping = gain_map(m, qrels)
+                if mapping is not None:
+                    reason = _gains_reason(mapping)
+                    if reason:
+                        result.unsupported[str(m)] = reason
+                        continue
+                    spec = ",".join(f"{g}={fmt_number(v)}" for g, v in sorted(mapping.items()) if g >= 0)
+                    if spec:  # an empty map (no grade >= 0 to remap) is plain ndcg
+                        gains = param = spec
+                        out_name = served = f"ndcg_{spec}"
+            call = calls.setdefault((level, max_docs, gains), {"families": {}, "wanted": []})
+            params = call["families"].setdefault(base, [])
+            if param is not None and param not in params:
+                params.append(param)
+            call["wanted"].append((str(m), out_name, served))
+        return calls
+
+    def _invoke(self, args: list[str], options: Options) -> dict[str, tuple[dict[str, float], float | None]]:
+        try:
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=options.timeout)
+        except subprocess.TimeoutExpired:
+            raise unavailable(f"trec_eval did not finish within {options.timeout} s") from None
+        except OSError as exc:
+            raise unavailable(f"cannot run trec_eval: {exc}") from None
+        if proc.returncode != 0:
+            msg = " | ".join((proc.stderr.strip() or proc.stdout.strip()).splitlines()[:5]) or "no message"
+            raise unavailable(f"trec_eval exited with {proc.returncode}: {msg}")
+        return parse_output(proc.stdout)
+
+
+def parse_output(text: str) -> dict[str, tuple[dict[str, float], float | None]]:
+    """``-q`` output -> {printed name: ({query: value}, all)}.
+
+    The summary row of a measure is its *last* row with query ``all`` (the
+    summary is printed after every per-query row), so a real query named
+    ``all`` is still read as a query.
+    """
+    rows: dict[str, list[tuple[str, str]]] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            rows.setdefault(parts[0], []).append((parts[1], parts[2]))
+    out = {}
+    for name, items in rows.items():
+        agg = None
+        if items[-1][0] == "all":
+            agg = float(items[-1][1])
+            items = items[:-1]
+        out[name] = ({q: float(v) for q, v in items}, agg)
+    return out
+
+
+def _gains_reason(mapping: dict[int, float]) -> str | None:
+    reason = negative_gain_reason(mapping)
+    if reason:
+        return reason
+    values = sorted({v for g, v in mapping.items() if g >= 0})
+    if any(float(np.float32(v)) != v for v in values):
+        return "a gain that trec_eval's float parameters cannot hold exactly"
+    if any(0 < b - a < 1 for a, b in zip(values, values[1:])):
+        return "gains closer than 1: trec_eval 9.0.4 sorts gains by (int)(g1 - g2) (m_ndcg.c comp_rel_gain)"
+    return None
+
+
+def _check_tokens(qrels: Qrels, frame: pl.DataFrame) -> None:
+    """A TREC file cannot carry an empty ID or one with whitespace: say so instead of writing a shifted line."""
+    for what, df in (("qrels", qrels.frame), ("run", frame)):
+        for col in ("query_id", "doc_id"):
+            bad = df.filter(pl.col(col).is_null() | (pl.col(col) == "") | pl.col(col).str.contains(r"\s"))
+            if bad.height:
+                raise unavailable(f"the {what} has a {col} that a TREC file cannot carry: "
+                                  f"{bad.get_column(col)[0]!r}")
+
+
+def _write_qrels(qrels: Qrels, path: str) -> None:
+    f = qrels.frame
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        for q, d, g in zip(f.get_column("query_id").to_list(), f.get_column("doc_id").to_list(),
+                           f.get_column("grade").to_list()):
+            out.write(f"{q} 0 {d} {g}\n")
+
+
+def _write_run(frame: pl.DataFrame, path: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        cols = [frame.get_column(c).to_list() for c in ("query_id", "doc_id", "rank", "score")]
+        out.writelines(f"{q} Q0 {d} {r} {s!r} {RUN_TAG}\n" for q, d, r, s in zip(*cols))
