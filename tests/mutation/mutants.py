@@ -1,0 +1,118 @@
+"""Targeted mutants of the scorer and the test that must kill each.
+
+Each mutant is one textual change to one file.  ``run_mutant`` applies it to a
+copy of the package and runs the named test there; the mutant is killed only
+when that test fails on an assertion (an import or syntax error proves
+nothing, so it counts as a survivor).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str
+    old: str
+    new: str
+    test: str  # pytest node ID (or -k expression after '::-k ')
+
+
+GOLDEN_S1_A = "tests/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
+GOLDEN_S1_LATE = "tests/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
+GOLDEN_S2_ORDER = "tests/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d3]"
+GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:exponential gain is the default; linear by name]"
+
+MUTANTS = [
+    Mutant("drop missing queries from the denominator", "trec_bridge/scorer.py",
+           "vals = [q for q in results if q.values[name] is not None]",
+           "vals = [q for q in results if q.values[name] is not None and q.status != 'missing']",
+           GOLDEN_S1_A),
+    Mutant("score no-relevant queries 0", "trec_bridge/scorer.py",
+           'if not has_relevant[i] and policy.no_relevant == "null":',
+           "if False:",
+           GOLDEN_S1_A),
+    Mutant("de-duplicate a ranking silently", "trec_bridge/validate.py",
+           "    if policy.duplicates == \"reject\":\n        _check_duplicates(run)",
+           "    run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
+           "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
+    Mutant("truncate to k before validating", "trec_bridge/scorer.py",
+           "    unjudged = check_run(run, dataset, base_set, policy)",
+           "    run.frame = run.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
+           "    unjudged = check_run(run, dataset, base_set, policy)",
+           "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
+    Mutant("turn a missing query into an empty list", "trec_bridge/scorer.py",
+           'out[q] = ("missing", None)',
+           'out[q] = ("empty", None)',
+           GOLDEN_S1_A),
+    Mutant("sort collapsed documents by ID", "trec_bridge/chunks.py",
+           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct())',
+           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct()).sort(["query_id", "doc_id"])',
+           GOLDEN_S2_ORDER),
+    Mutant("let a later chunk overwrite a document's first occurrence", "trec_bridge/chunks.py",
+           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct())',
+           'first = mapped.filter(pl.struct("query_id", "doc_id").is_last_distinct())',
+           GOLDEN_S2_ORDER),
+    Mutant("RR without its cutoff", "trec_bridge/measures/rr.py",
+           "mask = r.relevant_rows(ctx.rel, m.cutoff)",
+           "mask = r.relevant_rows(ctx.rel, None)",
+           GOLDEN_S1_LATE),
+    Mutant("linear gain where exponential is asked", "trec_bridge/scorer.py",
+           'if (m.gain or policy.gain) == "exp":',
+           'if (m.gain or policy.gain) == "linear":',
+           GOLDEN_S4),
+]
+
+
+def run_mutant(mutant: Mutant | None) -> tuple[str, str]:
+    """Run the mutant's test on a mutated copy; return (outcome, output).
+
+    outcome: "passed", "assertion" (killed), or "error" (import/syntax/collection error).
+    """
+    with tempfile.TemporaryDirectory(prefix="trec-bridge-mutant-") as tmp:
+        root = Path(tmp)
+        for part in ("trec_bridge", "converters", "tests", "golden"):
+            shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+        if mutant is not None:
+            target = root / mutant.file
+            text = target.read_text()
+            if text.count(mutant.old) != 1:
+                raise AssertionError(f"mutant {mutant.name!r}: the original text is not found exactly once in {mutant.file}")
+            target.write_text(text.replace(mutant.old, mutant.new))
+        test = mutant.test if mutant is not None else None
+        report = root / "junit.xml"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--junitxml={report}",
+               "--rootdir", str(root), test]
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True,
+                              env={**_env(), "PYTHONPATH": str(root)})
+        output = proc.stdout + proc.stderr
+        if proc.returncode == 0:
+            return "passed", output
+        xml = report.read_text() if report.exists() else ""
+        if "<failure" in xml and ("AssertionError" in xml or "assert " in xml) and "<error" not in xml:
+            return "assertion", output
+        return "error", output
+
+
+def _env() -> dict:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+if __name__ == "__main__":
+    survivors = 0
+    for m in MUTANTS:
+        outcome, out = run_mutant(m)
+        print(f"{'killed ' if outcome == 'assertion' else 'SURVIVED'}  {m.name}  ({outcome})")
+        survivors += outcome != "assertion"
+    sys.exit(1 if survivors else 0)

@@ -1,0 +1,68 @@
+"""The divergence axes: every way a reference tool's default differs from the strict policy.
+
+The cross-check switches these one at a time, in this order, from the strict
+policy to a reference's policy; the change of each step is attributed to that
+axis, so the parts add up to the whole difference.  docs/divergences.md is
+generated from this registry (``trec-bridge crosscheck --write-docs``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Axis:
+    field: str  # Policy attribute
+    title: str
+    strict: str  # what the strict policy does
+    reasons: dict[str, str]  # reference policy value (as text) -> one-line reason
+
+
+AXES: tuple[Axis, ...] = (
+    Axis("query_set", "which queries are averaged",
+         "the dataset's query set, fixed before scoring",
+         {"run_and_judged": "only queries in both the run and the qrels are averaged; a missing query is dropped "
+                            "from the mean instead of scoring 0 (trec_eval 9 without -c, pytrec_eval)",
+          "judged": "every judged query is averaged and a missing one scores 0 (trec_eval -c, ir_measures); "
+                    "queries the dataset lists without judgments are not seen"}),
+    Axis("empty_rankings", "explicitly empty rankings",
+         "an empty ranking is a record: the query ran and found nothing",
+         {"invisible": "a TREC run file cannot hold an empty ranking, so the tool never sees the query"}),
+    Axis("no_relevant", "queries with no relevant document",
+         "null, and out of every mean",
+         {"zero": "scored 0 and counted in the mean"}),
+    Axis("ordering", "ranking order",
+         "the order the run gives (JSON list order; TREC: score as a double, ties by docno descending)",
+         {"Ordering(tie_break='doc_desc', precision='float32')":
+              "scores are read into a 32-bit float (trec_eval 9, pytrec_eval), so close scores tie and "
+              "the tie goes to the larger docno"}),
+    Axis("measure_orderings", "per-measure ordering",
+         "one order for every measure",
+         {"ir_measures": "RR@k goes to the msmarco provider and Judged to the judged provider, which sort "
+                         "double scores with ties by docno ascending"}),
+    Axis("rr_cutoff", "RR cutoff",
+         "RR@k looks at the top k only",
+         {"ignored": "recip_rank has no cutoff: the first relevant document anywhere in the ranking counts"}),
+    Axis("gain", "nDCG gain",
+         "exponential gain 2^grade - 1",
+         {"linear": "linear gain (the grade itself), trec_eval's definition"}),
+    Axis("ndcg_gain_floor", "grades that earn nDCG gain",
+         "grades at or above the relevance threshold",
+         {"positive": "every grade > 0 earns gain and enters the ideal; the relevance threshold (-l) is ignored"}),
+    Axis("duplicates", "duplicate documents in a ranking",
+         "rejected",
+         {"last_wins": "the last line silently wins"}),
+    Axis("run_only_queries", "run queries outside the query set",
+         "rejected (or listed as unjudged when the query set comes from TREC qrels)",
+         {"ignore": "silently ignored"}),
+    Axis("unknown_docs", "documents outside a listed corpus",
+         "rejected",
+         {"ignore": "treated as non-relevant"}),
+)
+
+
+def reason(axis: Axis, value) -> str:
+    text = str(value)
+    if axis.field == "measure_orderings":
+        text = "ir_measures" if value else ""
+    return axis.reasons.get(text, f"{axis.title}: {text}")
