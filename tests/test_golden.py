@@ -28,7 +28,7 @@ def _resolve(folder: Path, args: list[str]) -> list[str]:
 
 
 def run_cli(folder: Path, args: list[str], out: Path, capsys) -> tuple[int, dict | None, str]:
-    code = main(_resolve(folder, args) + ["--json", str(out)])
+    code = main(["score"] + _resolve(folder, args) + ["--json", str(out)])
     err = capsys.readouterr().err
     report = json.loads(out.read_text()) if out.exists() else None
     return code, report, err

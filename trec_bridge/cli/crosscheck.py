@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
                    help="where a minimal reproducer goes on an unexplained difference (default: %(default)s)")
     p.add_argument("--per-query", action="store_true", help="print every per-query difference")
-    p.set_defaults(run=run)
+    p.set_defaults(handler=run)
 
 
 def run(args) -> int:

@@ -12,7 +12,7 @@ import sys
 
 from ..errors import EXIT_INVALID, TrecBridgeError
 
-# command name -> module in this package exposing add_parser(subparsers) and run(args) -> int
+# command name -> module in this package exposing add_parser(subparsers), which sets args.handler(args) -> int
 COMMANDS = {
     "score": "score",
     "convert": "convert",
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        return int(args.handler(args) or 0)
     except TrecBridgeError as exc:
         sys.stderr.write(f"trec-bridge: error: {exc.render()}\n")
         return exc.exit_code

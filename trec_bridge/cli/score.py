@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--chunk-map", metavar="FILE", help="collapse a chunk ranking to documents with this map")
     p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
     p.add_argument("--per-query", action="store_true", help="print a per-query table")
-    p.set_defaults(run=run)
+    p.set_defaults(handler=run)
 
 
 def run(args) -> int:

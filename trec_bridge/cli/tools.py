@@ -27,12 +27,12 @@ def add_parser(subparsers) -> None:
     install.add_argument("--dest", default=str(default_dest()), help="folder for the binary")
     install.add_argument("--sdist", default=None, metavar="FILE",
                          help="use an already downloaded pyserini .tar.gz instead of running pip download")
-    install.set_defaults(run=_install)
+    install.set_defaults(handler=_install)
 
     which = sub.add_parser("which", help="list the reference tools that are available, with versions",
                            description="List the reference tools the cross-check can use, with versions.")
     which.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    which.set_defaults(run=_which)
+    which.set_defaults(handler=_which)
 
 
 def _install(args) -> int:
