@@ -50,6 +50,7 @@ ERROR_CODES: dict[str, str] = {
     "E_DATASET_NOT_EXHAUSTIVE": "exhaustive judgments miss a (query, document) pair",
     "E_DATASET_ANSWERABLE": "a query's answerable flag contradicts its judgments",
     "E_DATASET_DUPLICATE_QUERY": "a query ID listed twice in a dataset",
+    "E_DATASET_THRESHOLD": "a relevance threshold below 1 or above the highest declared grade",
     "E_QUERY_SET_EMPTY": "no query is left after selecting the split",
     "E_QUERY_FILE": "a query-ID file is malformed",
     # run against dataset

@@ -1,0 +1,256 @@
+"""Dataset JSON (``trec-bridge.dataset`` version 1) <-> ``model.Dataset``.
+
+Loading is: strict parse, format check, schema, then ``check_dataset`` with
+JSON paths in its messages.  Writing builds the document from the model, puts
+it through the same checks, and only then writes it, so the tool never writes
+a dataset it would refuse to read.  The layout is fixed (one query, one
+judged query, one chunk-map entry per line) so dump -> load -> dump is
+byte-identical and diffs stay readable.  Field reference: docs/formats.md.
+"""
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from trec_bridge.dataset_checks import check_dataset
+from trec_bridge.errors import InvalidInput
+from trec_bridge.files import atomic_write
+from trec_bridge.model import CHUNK_SCHEMA, QRELS_SCHEMA, ChunkMap, Dataset, Qrels, Query
+
+from . import strict_json as sj
+
+FORMAT = "trec-bridge.dataset"
+SCHEMA = "dataset.v1.json"
+DEFAULT_ITERATION = "0"
+# Bulk parts that jsonschema would take seconds over; _to_model checks them.
+LIGHT = {
+    "/properties/judgments/additionalProperties": {"type": "object"},
+    "/properties/trec_iterations/additionalProperties": {"type": "object"},
+    "/properties/chunk_map": {"type": "object"},
+    "/properties/corpus/properties/documents": {"type": ["array", "object"]},
+}
+_LAYOUT = {"grades": 1, "corpus": 1, "queries": 1, "judgments": 1, "trec_iterations": 1, "chunk_map": 1, "metadata": 64}
+_QUERY_FIELDS = ("query_id", "text", "split", "tags", "answerable", "completeness")
+
+
+def load_dataset(path: str | os.PathLike) -> Dataset:
+    """Read a dataset JSON file (gzip allowed); raise InvalidInput on anything off."""
+    file = str(path)
+    doc = sj.read_document(path, FORMAT)
+    return document_to_dataset(doc, file)
+
+
+def document_to_dataset(doc: dict, file: str | None = None) -> Dataset:
+    """A parsed, format-checked document -> a checked Dataset."""
+    sj.validate(doc, SCHEMA, file, LIGHT)
+    ds = _to_model(doc, file)
+    check_dataset(ds, locate=lambda where: sj.json_path(_json_parts(where)))
+    return ds
+
+
+def dump_dataset(dataset: Dataset, path: str | os.PathLike) -> None:
+    """Write ``dataset`` as JSON, atomically; refuse (InvalidInput) what load would refuse."""
+    check_dataset(dataset)
+    doc = dataset_to_document(dataset)
+    layout = dict(_LAYOUT, corpus=2 if isinstance(doc["corpus"].get("documents"), dict) else 1)  # texts: one per line
+    try:
+        sj.validate(doc, SCHEMA, None, LIGHT)
+        _to_model(doc, None)
+        data = sj.encode_checked(sj.render(doc, layout), strict=True, file=None)  # numbers, depth, surrogates
+    except InvalidInput as exc:
+        raise InvalidInput(exc.code, f"cannot write this dataset as JSON: {exc.message}", file=dataset.source,
+                           json_path=exc.where.json_path) from None
+    atomic_write(path, data)
+
+
+# ---------------------------------------------------------------- JSON -> model
+
+
+def _to_model(doc: dict, file: str | None) -> Dataset:
+    qids, docs, grades = _judgments(doc["judgments"], file)
+    default_it = doc.get("trec_iteration", DEFAULT_ITERATION)
+    frame = pl.DataFrame({"query_id": qids, "doc_id": docs, "grade": grades}, schema={k: QRELS_SCHEMA[k] for k in ("query_id", "doc_id", "grade")})
+    frame = _with_iterations(frame, default_it, doc.get("trec_iterations", {}), file).select(list(QRELS_SCHEMA))
+    corpus, texts = _corpus(doc["corpus"], file)
+    g = doc["grades"]
+    return Dataset(
+        queries=tuple(_query(q) for q in doc["queries"]),
+        qrels=Qrels(frame, source=file),
+        dataset_id=doc["dataset_id"],
+        dataset_version=doc.get("dataset_version"),
+        grades=tuple(g["scale"]),
+        threshold=g["threshold"],
+        grade_definitions={int(k): v for k, v in g.get("definitions", {}).items()},
+        completeness=doc["completeness"],
+        corpus=corpus,
+        corpus_texts=texts,
+        chunk_map=_chunk_map(doc["chunk_map"], file) if "chunk_map" in doc else None,
+        query_source="dataset",
+        description=doc.get("description"),
+        official_measures=_measures(doc.get("official_measures", []), file),
+        metadata=doc.get("metadata", {}),
+        trec_iteration=default_it,
+        source=file,
+    )
+
+
+def _query(q: dict) -> Query:
+    return Query(query_id=q["query_id"], text=q.get("text"), split=q.get("split"), tags=tuple(q.get("tags", ())),
+                 answerable=q.get("answerable"), completeness=q.get("completeness"))
+
+
+def _judgments(judgments: dict, file: str | None) -> tuple[list, list, list]:
+    """Flatten query -> doc -> grade in document order, checking what LIGHT left out."""
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list = []
+    for q, inner in judgments.items():
+        qids.extend([q] * len(inner))
+        docs.extend(inner.keys())
+        grades.extend(inner.values())
+    where = lambda i: ("judgments", qids[i], docs[i])  # noqa: E731
+    sj.check_ids(docs, where, file)
+    if not set(map(type, grades)) <= {int}:  # booleans and 1.0 included; same code as in TREC qrels
+        i = next(i for i, g in enumerate(grades) if type(g) is not int)
+        raise InvalidInput("E_QRELS_GRADE", f"a relevance grade must be an integer, found {sj.show(grades[i])}", file=file,
+                           json_path=sj.json_path(where(i)), query=qids[i], doc=docs[i])
+    return qids, docs, grades
+
+
+def _with_iterations(frame: pl.DataFrame, default: str, overrides: dict, file: str | None) -> pl.DataFrame:
+    if not overrides:
+        return frame.with_columns(iteration=pl.lit(default, dtype=pl.String))
+    oq, od, oi = [], [], []
+    for q, inner in overrides.items():
+        oq.extend([q] * len(inner))
+        od.extend(inner.keys())
+        oi.extend(inner.values())
+    sj.check_ids(od, lambda i: ("trec_iterations", oq[i], od[i]), file)
+    sj.check_ids(oi, lambda i: ("trec_iterations", oq[i], od[i]), file)
+    ov = pl.DataFrame({"query_id": oq, "doc_id": od, "iteration": oi}, schema={"query_id": pl.String, "doc_id": pl.String, "iteration": pl.String})
+    orphan = ov.join(frame, on=["query_id", "doc_id"], how="anti", maintain_order="left")
+    if orphan.height:
+        q, d, _ = orphan.row(0)
+        raise sj.schema_error(("trec_iterations", q, d), f"no judgment for ({q!r}, {d!r}) to give an iteration to", file)
+    joined = frame.join(ov, on=["query_id", "doc_id"], how="left", maintain_order="left")
+    return joined.with_columns(pl.col("iteration").fill_null(pl.lit(default, dtype=pl.String)))
+
+
+def _corpus(corpus: dict, file: str | None) -> tuple[tuple[str, ...] | None, dict[str, str] | None]:
+    if corpus["kind"] == "open":
+        return None, None
+    documents = corpus["documents"]
+    if isinstance(documents, list):
+        sj.check_ids(documents, lambda i: ("corpus", "documents", i), file)
+        sj.check_unique(documents, lambda i: ("corpus", "documents", i), file)
+        return tuple(documents), None
+    ids = list(documents)
+    sj.check_ids(ids, lambda i: ("corpus", "documents", ids[i]), file)
+    texts = list(documents.values())
+    sj.check_types(texts, (str,), "a string (the document's text)", lambda i: ("corpus", "documents", ids[i]), file)
+    return tuple(ids), dict(documents)
+
+
+def _chunk_map(mapping: dict, file: str | None) -> ChunkMap:
+    chunks, docs = list(mapping), list(mapping.values())
+    sj.check_ids(chunks, lambda i: ("chunk_map", chunks[i]), file)
+    sj.check_ids(docs, lambda i: ("chunk_map", chunks[i]), file)
+    return ChunkMap(pl.DataFrame({"chunk_id": chunks, "doc_id": docs}, schema=CHUNK_SCHEMA), source=file)
+
+
+def _measures(measures: list, file: str | None) -> tuple[str, ...]:
+    """Each official measure must parse, so a typo fails at load, not at scoring time."""
+    from trec_bridge.measures.parse import parse_measure
+
+    for i, m in enumerate(measures):
+        try:
+            parse_measure(m)
+        except InvalidInput as exc:
+            raise InvalidInput(exc.code, exc.message, file=file, json_path=sj.json_path(("official_measures", i))) from None
+    return tuple(measures)
+
+
+def _json_parts(where: tuple) -> tuple:
+    """dataset_checks' places -> JSON path parts of this format."""
+    kind, *rest = where
+    if kind == "query":
+        return ("queries", *rest)
+    if kind == "judgment":
+        return ("judgments", *rest)
+    if kind == "query_judgments":
+        return ("judgments", rest[0])
+    if kind == "threshold":
+        return ("grades", "threshold")
+    if kind == "grade_definition":
+        return ("grades", "definitions", str(rest[0]))
+    if kind == "chunk":
+        return ("chunk_map", rest[0])
+    return (kind,)  # "judgments", "completeness"
+
+
+# ---------------------------------------------------------------- model -> JSON
+
+
+def dataset_to_document(ds: Dataset) -> dict:
+    """The JSON document for ``ds``, keys in the documented order."""
+    frame = ds.qrels.frame
+    doc: dict = {"format": FORMAT, "version": sj.FORMAT_VERSION}
+    if ds.dataset_id is not None:  # else the check before writing says "missing field"
+        doc["dataset_id"] = ds.dataset_id
+    if ds.dataset_version is not None:
+        doc["dataset_version"] = ds.dataset_version
+    if ds.description is not None:
+        doc["description"] = ds.description
+    doc["grades"] = _grades(ds, frame)
+    doc["completeness"] = ds.completeness
+    if ds.corpus is None:
+        doc["corpus"] = {"kind": "open"}
+    elif ds.corpus_texts is None:
+        doc["corpus"] = {"kind": "listed", "documents": list(ds.corpus)}
+    else:
+        doc["corpus"] = {"kind": "listed", "documents": {d: ds.corpus_texts.get(d) for d in ds.corpus}}
+    doc["queries"] = [_query_doc(q) for q in ds.queries]
+    doc["judgments"] = _nest(frame, "grade")
+    if ds.trec_iteration != DEFAULT_ITERATION:
+        doc["trec_iteration"] = ds.trec_iteration
+    odd = frame.filter(pl.col("iteration") != ds.trec_iteration)
+    if odd.height:
+        doc["trec_iterations"] = _nest(odd, "iteration")
+    if ds.chunk_map is not None:
+        cm = ds.chunk_map.frame
+        doc["chunk_map"] = dict(zip(cm.get_column("chunk_id").to_list(), cm.get_column("doc_id").to_list()))
+    if ds.official_measures:
+        doc["official_measures"] = list(ds.official_measures)
+    if ds.metadata:
+        doc["metadata"] = sj.sorted_keys(ds.metadata)
+    return doc
+
+
+def _grades(ds: Dataset, frame: pl.DataFrame) -> dict:
+    """A Dataset from TREC qrels may declare no scale: write the grades seen (plus the threshold)."""
+    if ds.grades is not None:
+        scale = list(ds.grades)
+    else:
+        scale = sorted(set(frame.get_column("grade").unique().to_list()) | {ds.threshold})
+    out: dict = {"scale": scale, "threshold": ds.threshold}
+    if ds.grade_definitions:
+        out["definitions"] = {str(g): text for g, text in ds.grade_definitions.items()}
+    return out
+
+
+def _query_doc(q: Query) -> dict:
+    out = {"query_id": q.query_id, "text": q.text, "split": q.split, "tags": list(q.tags) or None,
+           "answerable": q.answerable, "completeness": q.completeness}
+    return {k: out[k] for k in _QUERY_FIELDS if out[k] is not None}
+
+
+def _nest(frame: pl.DataFrame, column: str) -> dict:
+    """Rows (query, doc, value) -> {query: {doc: value}}, both levels in row order."""
+    out: dict = {}
+    for q, d, v in zip(frame.get_column("query_id").to_list(), frame.get_column("doc_id").to_list(), frame.get_column(column).to_list()):
+        inner = out.get(q)
+        if inner is None:
+            inner = out[q] = {}
+        inner[d] = v
+    return out
