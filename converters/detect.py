@@ -20,11 +20,12 @@ def is_json(path: str | Path) -> bool:
     return head[:1] == b"{"
 
 
-def load_run_any(path: str | Path, order: str = "score") -> Run:
+def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
+    """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):
         from .json_run import load_run
 
-        return load_run(path)
+        return load_run(path, allow_duplicates=chunks)
     from .trec_run import read_trec_run
 
     return read_trec_run(path, order=order)

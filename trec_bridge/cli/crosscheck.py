@@ -54,7 +54,7 @@ def run(args) -> int:
         raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {args.against!r}")
     measures = parse_measures(args.measures)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
-    run_ = load_run_any(args.run, order=args.order)
+    run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
     chunk_map = None
     if args.chunk_map:
         from converters.chunk_map import load_chunk_map

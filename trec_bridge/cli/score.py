@@ -48,7 +48,7 @@ def run(args) -> int:
     measures = parse_measures(args.measures)
     policy = get_policy(args.policy)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
-    run_ = load_run_any(args.run, order=args.order)
+    run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
     chunk_map = None
     inputs = {"dataset": {"path": args.dataset, "sha256": sha256_file(args.dataset)},
               "run": {"path": args.run, "sha256": sha256_file(args.run)}}
