@@ -18,6 +18,11 @@ COMMANDS = {
     "convert": "convert",
     "crosscheck": "crosscheck",
     "tools": "tools",
+    "import": "import_cmd",
+    "export": "export",
+    "stages": "stages",
+    "compare": "compare",
+    "docs": "docs",
 }
 
 
