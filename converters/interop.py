@@ -1,0 +1,176 @@
+"""Runs and qrels to and from ir_measures' in-memory shapes.
+
+ir_measures takes iterables of ``ScoredDoc(query_id, doc_id, score)`` and
+``Qrel(query_id, doc_id, relevance, iteration)`` or pandas DataFrames with
+those column names.  Coming in, the same policy as for TREC files applies
+(duplicates, non-finite scores and non-integer grades are rejected; IDs must
+be strings, never coerced).  Going out, scores are chosen like the TREC
+writer's so that every ir_measures provider reads the run's own order.
+pandas is imported only when a DataFrame is asked for.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Iterable
+
+import numpy as np
+import polars as pl
+
+from trec_bridge.errors import InvalidInput, UsageError
+from trec_bridge.model import QRELS_SCHEMA, Qrels, Run
+
+from .trec_qrels import check_qrels_duplicates
+from .trec_run import order_rows, trec_score_values
+
+
+# --------------------------------------------------------------------------- validation
+
+def _ids(values: list, what: str) -> pl.Series:
+    if set(map(type, values)) - {str}:
+        bad = next((v for v in values if not isinstance(v, str)), None)
+        if bad is not None:
+            raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {bad!r} "
+                             "(IDs are never converted: 7 and '007' would collide)")
+        values = [str(v) for v in values]  # str subclasses such as numpy.str_
+    return pl.Series(values, dtype=pl.String)
+
+
+def _scores(values: list, qids: list, dids: list) -> pl.Series:
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise InvalidInput("E_RUN_SCORE", f"score {v!r} (item {i + 1}) is not a finite number",
+                               query=qids[i], doc=dids[i])
+    return pl.Series(np.asarray(values, dtype=np.float64))
+
+
+def _grades(values: list, qids: list, dids: list) -> pl.Series:
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise InvalidInput("E_QRELS_GRADE", f"relevance {v!r} (item {i + 1}) is not an integer",
+                               query=qids[i], doc=dids[i])
+    return pl.Series(values, dtype=pl.Int64)
+
+
+# --------------------------------------------------------------------------- runs
+
+def run_from_columns(query_ids: list, doc_ids: list, scores: list, *, run_id: str | None = None,
+                     source: str | None = None) -> Run:
+    """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc)."""
+    frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
+                          "score": _scores(scores, query_ids, doc_ids)})
+    frame, queries, order = order_rows(frame, "score")
+    return Run(frame=frame, queries=queries, run_id=run_id, order=order, order_source="score", source=source)
+
+
+def run_from_ir_measures(scored_docs: Iterable, *, run_id: str | None = None) -> Run:
+    """A ``Run`` from ``ScoredDoc``-like tuples ``(query_id, doc_id, score)``."""
+    rows = list(scored_docs)
+    if any(len(r) < 3 for r in rows):
+        raise UsageError("E_USAGE", "each item must be (query_id, doc_id, score)")
+    q, d, s = (list(c) for c in zip(*[tuple(r)[:3] for r in rows])) if rows else ([], [], [])
+    return run_from_columns(q, d, s, run_id=run_id)
+
+
+def run_to_ir_measures(run: Run, *, exact_order: bool = True) -> list:
+    """``ir_measures.ScoredDoc`` per row.
+
+    With ``exact_order`` (default) a query whose scores tie (even only as
+    float32), are missing or not finite gets scores n, n-1, ..., 1, so that
+    the pytrec_eval, msmarco and ranx providers all read the run's order.
+    """
+    import ir_measures
+
+    from .trec_run import ordered_frame
+
+    frame = ordered_frame(run)
+    if exact_order:
+        values, _, _ = trec_score_values(frame)
+    else:
+        if frame.get_column("score").null_count():
+            raise InvalidInput("E_RUN_SCORE", "the run has documents without a score; use exact_order=True")
+        values = frame.get_column("score").to_numpy()
+    return [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in
+            zip(frame.get_column("query_id").to_list(), frame.get_column("doc_id").to_list(), values.tolist())]
+
+
+def run_from_dataframe(df: Any, *, run_id: str | None = None) -> Run:
+    """A ``Run`` from a pandas (or polars) DataFrame with columns query_id, doc_id, score."""
+    q, d, s = _columns(df, ("query_id", "doc_id", "score"))
+    return run_from_columns(q, d, s, run_id=run_id)
+
+
+def run_to_dataframe(run: Run, *, exact_order: bool = True):
+    """pandas DataFrame with ir_measures' columns query_id, doc_id, score (scores as ``run_to_ir_measures``)."""
+    import pandas as pd
+
+    docs = run_to_ir_measures(run, exact_order=exact_order)
+    return pd.DataFrame({"query_id": [x.query_id for x in docs], "doc_id": [x.doc_id for x in docs],
+                         "score": np.array([x.score for x in docs], dtype=np.float64)})
+
+
+# --------------------------------------------------------------------------- qrels
+
+def qrels_from_columns(query_ids: list, doc_ids: list, grades: list, iterations: list | None = None) -> Qrels:
+    """``Qrels`` from parallel lists (iteration "0" when not given), rows kept in order."""
+    n = len(query_ids)
+    its = ["0"] * n if iterations is None else iterations
+    frame = pl.DataFrame({
+        "query_id": _ids(query_ids, "query IDs"),
+        "iteration": _ids(its, "iterations"),
+        "doc_id": _ids(doc_ids, "document IDs"),
+        "grade": _grades(grades, query_ids, doc_ids),
+    }, schema=QRELS_SCHEMA)
+    check_qrels_duplicates(frame)
+    return Qrels(frame)
+
+
+def qrels_from_ir_measures(qrels: Iterable) -> Qrels:
+    """``Qrels`` from ``Qrel``-like tuples ``(query_id, doc_id, relevance[, iteration])``."""
+    rows = [tuple(r) for r in qrels]
+    if any(len(r) < 3 for r in rows):
+        raise UsageError("E_USAGE", "each item must be (query_id, doc_id, relevance[, iteration])")
+    q = [r[0] for r in rows]
+    d = [r[1] for r in rows]
+    g = [r[2] for r in rows]
+    it = [r[3] if len(r) > 3 else "0" for r in rows]
+    return qrels_from_columns(q, d, g, it)
+
+
+def qrels_to_ir_measures(qrels: Qrels) -> list:
+    """``ir_measures.Qrel`` per row (iteration "0" where it is null)."""
+    import ir_measures
+
+    f = qrels.frame.with_columns(pl.col("iteration").fill_null("0"))
+    return [ir_measures.Qrel(q, d, int(g), it) for q, it, d, g in f.select(list(QRELS_SCHEMA)).iter_rows()]
+
+
+def qrels_from_dataframe(df: Any) -> Qrels:
+    """``Qrels`` from a DataFrame with query_id, doc_id, relevance and optional iteration."""
+    names = list(df.columns)
+    cols = ("query_id", "doc_id", "relevance", "iteration") if "iteration" in names else \
+        ("query_id", "doc_id", "relevance")
+    values = _columns(df, cols)
+    return qrels_from_columns(values[0], values[1], values[2], values[3] if len(values) > 3 else None)
+
+
+def qrels_to_dataframe(qrels: Qrels):
+    """pandas DataFrame with ir_measures' columns query_id, doc_id, relevance, iteration."""
+    import pandas as pd
+
+    f = qrels.frame.with_columns(pl.col("iteration").fill_null("0"))
+    return pd.DataFrame({"query_id": f.get_column("query_id").to_list(), "doc_id": f.get_column("doc_id").to_list(),
+                         "relevance": f.get_column("grade").to_numpy().astype(np.int64),
+                         "iteration": f.get_column("iteration").to_list()})
+
+
+def _columns(df: Any, names: tuple[str, ...]) -> list[list]:
+    missing = [c for c in names if c not in list(df.columns)]
+    if missing:
+        raise UsageError("E_USAGE", f"the DataFrame lacks column(s) {', '.join(missing)} (ir_measures' names: "
+                         f"{', '.join(names)})")
+    out = []
+    for c in names:
+        col = df[c]
+        out.append(col.to_list() if hasattr(col, "to_list") else list(col))
+    return out

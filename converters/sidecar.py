@@ -1,0 +1,172 @@
+"""Sidecar manifest: what a TREC run file cannot say, kept beside it.
+
+TREC lines cannot express an explicitly empty ranking, failed queries, the
+run and dataset IDs, metadata, missing scores, or tied scores (every tool
+breaks ties its own way, so the writer replaces them by synthetic scores).
+``<file>.manifest.json`` carries all of it, bound to the exact bytes of the
+TREC file by SHA-256, so a manifest is never applied to a file edited since.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from trec_bridge.errors import InvalidInput, TrecBridgeError
+from trec_bridge.files import atomic_write, sha256_file
+from trec_bridge.model import QueryOrder, Run
+
+FORMAT = "trec-bridge.sidecar"
+VERSION = 1
+SUFFIX = ".manifest.json"
+
+
+def sidecar_path(path: str | os.PathLike) -> Path:
+    """``run.trec`` -> ``run.trec.manifest.json`` (``run.trec.gz`` -> ``run.trec.gz.manifest.json``)."""
+    return Path(str(path) + SUFFIX)
+
+
+def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: str,
+                       synthetic: list[str]) -> dict:
+    """The manifest for ``run`` written as ``frame`` (ordered, rank 1..n) to a file with this hash."""
+    counts = dict(frame.group_by("query_id").len().iter_rows()) if frame.height else {}
+    unscored, original = [], {}
+    if synthetic:
+        sub = frame.filter(pl.col("query_id").is_in(synthetic))
+        for (qid,), part in sub.group_by("query_id", maintain_order=True):
+            scores = part.get_column("score")
+            if scores.null_count() == scores.len():
+                unscored.append(qid)
+            else:
+                original[qid] = scores.to_list()
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "run",
+        "trec_file": {"name": trec_name, "sha256": sha256},
+        "dataset_id": run.dataset_id,
+        "dataset_version": run.dataset_version,
+        "run_id": run.run_id,
+        "queries": [{"query_id": q, "documents": int(counts.get(q, 0))} for q in run.queries],
+        "failures": dict(run.failures),
+        "metadata": run.metadata,
+        "order_source": run.order_source,
+        "order": None if run.order is None else [
+            {"query_id": o.query_id, "ties_broken": o.ties_broken, "rank_disagrees": o.rank_disagrees}
+            for o in run.order],
+        "unscored_queries": unscored,
+        "original_scores": original,
+    }
+
+
+def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
+    """The manifest as JSON text (compact when it holds many scores); raise before anything is written."""
+    big = sum(len(v) for v in manifest.get("original_scores", {}).values()) > 100_000
+    try:
+        return json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise TrecBridgeError("E_OUTPUT", f"the sidecar cannot be written as JSON: metadata that is not JSON, "
+                              f"or a NaN score ({exc})", file=str(path)) from None
+
+
+def write_manifest(manifest: dict, path: str | os.PathLike) -> None:
+    atomic_write(path, render_manifest(manifest, path))
+
+
+def remove_stale(path: Path) -> None:
+    """Delete a trec-bridge manifest left from an earlier write of the same TREC file."""
+    if not path.is_file():
+        return
+    try:
+        stale = json.loads(path.read_bytes()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return
+    if stale:
+        path.unlink(missing_ok=True)
+
+
+def _no_duplicate_keys(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("duplicate key in a JSON object")
+    return dict(pairs)
+
+
+def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
+    """The manifest at ``path``, checked to describe exactly the bytes of ``trec_path``."""
+    side = str(path)
+    try:
+        manifest = json.loads(path.read_bytes(), object_pairs_hook=_no_duplicate_keys)
+    except (OSError, ValueError) as exc:
+        raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read ({exc})", file=side) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidInput("E_SIDECAR", f"not a {FORMAT} manifest", file=side)
+    if manifest.get("version") != VERSION:
+        raise InvalidInput("E_SIDECAR", f"unsupported sidecar version {manifest.get('version')!r} "
+                           f"(this tool reads version {VERSION})", file=side)
+    if manifest.get("kind") != kind:
+        raise InvalidInput("E_SIDECAR", f"the manifest describes a {manifest.get('kind')!r} file, not a {kind}",
+                           file=side)
+    expected = (manifest.get("trec_file") or {}).get("sha256")
+    if expected != sha256_file(trec_path):
+        raise InvalidInput("E_SIDECAR", f"the manifest was written for other content than {trec_path} "
+                           "(SHA-256 differs): the TREC file was edited or replaced. Delete the manifest, or read "
+                           "without it (--ignore-sidecar / use_sidecar=False)", file=side)
+    return manifest
+
+
+def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
+    """``run`` as parsed from the TREC file, completed by its manifest."""
+    try:
+        entries = [(str(e["query_id"]), int(e["documents"])) for e in manifest["queries"]]
+        failures = {str(k): str(v) for k, v in manifest["failures"].items()}
+        unscored = [str(q) for q in manifest["unscored_queries"]]
+        original = {str(q): list(v) for q, v in manifest["original_scores"].items()}
+        order = manifest["order"]
+        order = None if order is None else tuple(
+            QueryOrder(str(o["query_id"]), int(o["ties_broken"]), bool(o["rank_disagrees"])) for o in order)
+        order_source = manifest["order_source"]
+        metadata = manifest["metadata"]
+        ids = {k: manifest[k] for k in ("run_id", "dataset_id", "dataset_version")}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidInput("E_SIDECAR", f"malformed sidecar manifest ({type(exc).__name__}: {exc})",
+                           file=side) from None
+    if order_source not in ("list", "score", "rank") or not isinstance(metadata, dict):
+        raise InvalidInput("E_SIDECAR", "malformed sidecar manifest (order_source or metadata)", file=side)
+    ranked = [(q, n) for q, n in entries if n > 0]
+    found = run.frame.group_by("query_id", maintain_order=True).len().rows() if run.frame.height else []
+    if [tuple(x) for x in found] != ranked:
+        raise InvalidInput("E_SIDECAR", "the manifest's queries do not match the TREC file's", file=side)
+    counts = dict(ranked)
+    replace = {q: [None] * counts.get(q, 0) for q in unscored}
+    for q, values in original.items():
+        numbers = [v for v in values if v is not None]
+        if not set(map(type, numbers)) <= {int, float} or not np.isfinite(np.asarray(numbers, dtype=float)).all():
+            raise InvalidInput("E_SIDECAR", f"malformed original scores for query {q!r}", file=side, query=q)
+        replace[q] = values
+    for q, values in replace.items():
+        if len(values) != counts.get(q, -1):
+            raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {q!r}, the TREC file "
+                               f"{counts.get(q, 0)} documents", file=side, query=q)
+    frame = _restore_scores(run.frame, replace) if replace else run.frame
+    return Run(frame=frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,
+               order=order, order_source=order_source, source=run.source, **ids)
+
+
+def _restore_scores(frame: pl.DataFrame, replace: dict[str, list]) -> pl.DataFrame:
+    keys = list(replace)
+    lens = np.array([len(replace[q]) for q in keys], dtype=np.int64)
+    offsets = np.repeat(np.cumsum(lens) - lens, lens)
+    values = [v for q in keys for v in replace[q]]
+    rep = pl.DataFrame({
+        "query_id": pl.Series(keys, dtype=pl.String).gather(np.repeat(np.arange(len(keys)), lens)),
+        "rank": np.arange(int(lens.sum()), dtype=np.int64) - offsets + 1,
+        "_orig": pl.Series(values, dtype=pl.Float64, strict=False),
+        "_hit": pl.repeat(True, int(lens.sum()), eager=True),
+    })
+    out = frame.join(rep, on=["query_id", "rank"], how="left", maintain_order="left")
+    return out.with_columns(score=pl.when(pl.col("_hit")).then(pl.col("_orig")).otherwise(pl.col("score"))
+                            ).select(frame.columns)

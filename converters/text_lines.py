@@ -1,0 +1,275 @@
+"""Splitting TREC text files into typed columns, fast, with exact line numbers.
+
+Shared by the run and qrels readers so both apply the same byte-level checks
+(BOM, NUL, UTF-8, whitespace the anchor tools disagree on) and the same two
+parse paths:
+
+* fast path: the file uses one separator (a single space or a single tab, LF
+  or CRLF ends).  polars' CSV reader parses it into typed columns in one
+  multi-threaded pass; the result is only trusted when no field is empty, the
+  parser raised nothing and there is exactly one row per line, which is
+  exactly the case where "one separator" and "any run of whitespace" split
+  the same way.
+* general path: anything else (mixed tabs and spaces, several blanks, blank
+  lines, ...).  Lines are split by a vectorised regex; it is also the path
+  that locates the first bad line when the fast path fails.
+
+No per-line Python runs unless an error was found and must be described.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+import numpy as np
+import polars as pl
+
+from trec_bridge.errors import InvalidInput
+
+# trec_eval splits on C isspace(): space, \t, \r, \v, \f and the newline.
+_SEP_CLASS = r"[ \t\r\x0b\x0c]"
+_FIELD = r"[^ \t\r\x0b\x0c]+"
+
+# Characters Python's str.split() (pytrec_eval, ir_measures, ranx) treats as
+# separators but C's isspace() (trec_eval) does not: a line containing one has
+# a different number of columns depending on the tool.
+AMBIGUOUS_WHITESPACE = (
+    "\x1c\x1d\x1e\x1f\x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+# Everything str.isspace() accepts, i.e. what no written ID may contain.
+PY_WHITESPACE = " \t\n\r\x0b\x0c" + AMBIGUOUS_WHITESPACE
+_UNICODE_WS_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in AMBIGUOUS_WHITESPACE if ord(c) > 0x7F) + "]"
+_DATA_BYTE = re.compile(rb"[^ \t\r\x0b\x0c\n]")
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of a TREC line: its name, type and validity rule."""
+
+    name: str
+    dtype: type[pl.DataType] | pl.DataType = pl.String
+    pattern: str | None = None  # full match the text must satisfy (numeric columns)
+    valid: Callable[[pl.Expr], pl.Expr] | None = None  # extra check on the typed value
+    code: str | None = None  # error code when the value is invalid
+    expected: str = ""  # "a finite decimal number", for messages
+
+
+@dataclass
+class Columns:
+    """Typed columns of the data lines, and where each row came from."""
+
+    frame: pl.DataFrame
+    lines: np.ndarray | None  # 1-based line number per row; None: row i is line i + 1
+    raw: bytes  # the decoded-from bytes, to quote a line in an error message
+
+    def line_of(self, row: int) -> int:
+        return int(self.lines[row]) if self.lines is not None else row + 1
+
+
+def line_at(raw: bytes, offset: int) -> int:
+    """1-based number of the line holding byte ``offset``."""
+    return raw.count(b"\n", 0, offset) + 1
+
+
+def line_text(raw: bytes, line: int) -> str:
+    """Text of one 1-based line (for error messages only)."""
+    start = 0
+    if line > 1:
+        ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+        start = int(ends[line - 2]) + 1
+    end = raw.find(b"\n", start)
+    return raw[start: end if end >= 0 else len(raw)].decode("utf-8", "replace").rstrip("\r")
+
+
+def check_bytes(raw: bytes, file: str) -> None:
+    """Reject what would make tools read different data from the same bytes."""
+    if raw.startswith(UTF8_BOM):
+        raise InvalidInput(
+            "E_BOM", "the file starts with a UTF-8 byte-order mark; trec_eval, pytrec_eval and ir_measures "
+            "would silently read it as part of the first query ID. Save the file as UTF-8 without BOM",
+            file=file, line=1)
+    ascii_only = raw.isascii()
+    mid = -1 if ascii_only else raw.find(b"\n" + UTF8_BOM)
+    if mid >= 0:
+        raise InvalidInput("E_BOM", "a line starts with a UTF-8 byte-order mark (files concatenated?)",
+                           file=file, line=line_at(raw, mid) + 1)
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise InvalidInput("E_NUL_BYTE", "the file contains a NUL byte (binary or UTF-16 data?)",
+                           file=file, line=line_at(raw, nul))
+    if not ascii_only:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput("E_ENCODING", f"not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
+                               file=file, line=line_at(raw, exc.start)) from None
+    hits = [i for i in (raw.find(bytes([b])) for b in (0x1c, 0x1d, 0x1e, 0x1f)) if i >= 0]
+    if hits:
+        at = min(hits)
+        _ambiguous(chr(raw[at]), line_at(raw, at), file)
+
+
+def _ambiguous(char: str, line: int, file: str) -> None:
+    raise InvalidInput(
+        "E_TREC_COLUMNS", f"the line contains U+{ord(char):04X}, which Python-based tools (pytrec_eval, "
+        "ir_measures, ranx) treat as a column separator and trec_eval does not; they would read different "
+        "columns", file=file, line=line)
+
+
+def _check_unicode_whitespace(cols: "Columns", fields: list[Field], file: str) -> None:
+    """Non-ASCII separators (NBSP, U+2028, ...) inside a field: only possible in a non-ASCII file."""
+    raw = cols.raw
+    if raw.isascii() or not any(lead in raw for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
+        return  # every such character is encoded with one of these lead bytes
+    names = [f.name for f in fields if f.dtype == pl.String]
+    flags = cols.frame.select(pl.any_horizontal(pl.col(n).str.contains(_UNICODE_WS_CLASS) for n in names))
+    rows = flags.to_series().arg_true()
+    if rows.len():
+        line = cols.line_of(int(rows[0]))
+        _ambiguous(next(c for c in line_text(raw, line) if c in AMBIGUOUS_WHITESPACE), line, file)
+
+
+def has_data(raw: bytes) -> bool:
+    """Whether the file holds any non-whitespace byte."""
+    return _DATA_BYTE.search(raw) is not None
+
+
+def count_lines(raw: bytes) -> int:
+    return raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
+
+
+def split_columns(raw: bytes, fields: list[Field], file: str, *, blank_lines: Literal["skip", "reject"],
+                  layout: str) -> Columns:
+    """Parse ``raw`` (already through ``check_bytes``) into one typed column per field.
+
+    ``layout`` names the columns for messages ("query Q0 doc rank score tag").
+    Raises InvalidInput for an empty file, a blank line (when rejected), a
+    wrong column count or an invalid value, naming the first offending line.
+    """
+    if not has_data(raw):
+        raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=file)
+    frame = _fast_path(raw, fields)
+    cols = Columns(frame, None, raw) if frame is not None else _general_path(raw, fields, file, blank_lines, layout)
+    _check_unicode_whitespace(cols, fields, file)
+    _check_values(cols, fields, file, typed=True)
+    return cols
+
+
+def _schema(fields: list[Field], typed: bool) -> dict:
+    return {f.name: (f.dtype if typed else pl.String) for f in fields}
+
+
+def _fast_path(raw: bytes, fields: list[Field]) -> pl.DataFrame | None:
+    if b"\x0b" in raw or b"\x0c" in raw:
+        return None
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):
+        return None
+    has_tab, has_space = b"\t" in raw, b" " in raw
+    if has_tab and has_space:
+        return None
+    try:
+        frame = pl.read_csv(raw, separator="\t" if has_tab else " ", has_header=False, quote_char=None,
+                            schema=_schema(fields, typed=True), infer_schema=False)
+    except Exception:  # noqa: BLE001 - any parser complaint means: take the exact path
+        return None
+    if sum(frame.null_count().row(0)) or frame.height != count_lines(raw):
+        return None
+    return frame
+
+
+def _read_lines(raw: bytes) -> pl.Series:
+    """Every line of the file as a string (blank lines as null), in order."""
+    n = count_lines(raw)
+    try:
+        lines = pl.read_csv(raw, separator="\x00", has_header=False, quote_char=None,
+                            schema={"line": pl.String}, infer_schema=False).get_column("line")
+        if lines.len() == n:
+            return lines
+    except Exception:  # noqa: BLE001 - fall back to the plain split below
+        pass
+    parts = raw.decode("utf-8").split("\n")
+    if raw.endswith(b"\n"):
+        parts.pop()
+    return pl.Series("line", parts, dtype=pl.String)
+
+
+def _general_path(raw: bytes, fields: list[Field], file: str, blank_lines: str, layout: str) -> Columns:
+    lines = _read_lines(raw)
+    n = len(fields)
+    regex = "^" + _SEP_CLASS + "*" + (_SEP_CLASS + "+").join([f"({_FIELD})"] * n) + _SEP_CLASS + "*$"
+    parts = lines.str.extract_groups(regex).struct.unnest()
+    parts.columns = [f.name for f in fields]
+    info = pl.DataFrame({
+        "blank": lines.is_null() | lines.str.contains("^" + _SEP_CLASS + "*$"),
+        "ok": parts.get_column(fields[0].name).is_not_null(),
+    })
+    blank = info.get_column("blank").to_numpy()
+    bad_cols = np.flatnonzero(~blank & ~info.get_column("ok").to_numpy())
+    first_blank = np.flatnonzero(blank)
+    problems = []
+    if bad_cols.size:
+        problems.append(int(bad_cols[0]))
+    if blank_lines == "reject" and first_blank.size:
+        problems.append(int(first_blank[0]))
+    if problems:
+        row = min(problems)
+        if blank[row]:
+            raise InvalidInput("E_TREC_BLANK_LINE", "blank line; a qrels file may not contain blank lines "
+                               "(trec_eval stops with 'Malformed line' there)", file=file, line=row + 1)
+        text = lines[row]
+        found = len(re.findall(_FIELD, text))
+        raise InvalidInput("E_TREC_COLUMNS", f"expected {n} columns ({layout}), found {found}: {text.strip()!r}",
+                           file=file, line=row + 1)
+    keep = np.flatnonzero(~blank)
+    frame = parts if keep.size == len(blank) else parts[keep]
+    cols = Columns(frame, keep + 1, raw)
+    _check_values(cols, fields, file, typed=False)
+    frame = cols.frame.with_columns(
+        pl.col(f.name).cast(f.dtype, strict=False) for f in fields if f.dtype != pl.String)
+    return Columns(frame, cols.lines, raw)
+
+
+def _check_values(cols: Columns, fields: list[Field], file: str, *, typed: bool) -> None:
+    """Raise for the earliest row whose value breaks its field's rule."""
+    checks = []
+    for f in fields:
+        if f.code is None:
+            continue
+        col = pl.col(f.name)
+        if typed:
+            if f.valid is None:
+                continue
+            bad = ~f.valid(col)
+        else:
+            value = col.cast(f.dtype, strict=False)
+            bad = ~col.str.contains(f.pattern) | value.is_null()
+            if f.valid is not None:
+                bad = bad | ~f.valid(value).fill_null(False)
+        checks.append(bad.alias(f.name))
+    if not checks:
+        return
+    flags = cols.frame.select(checks)
+    if not flags.select(pl.any_horizontal(pl.all()).any()).item():
+        return
+    firsts = {name: int(np.argmax(flags.get_column(name).to_numpy())) for name in flags.columns
+              if flags.get_column(name).any()}
+    name = min(firsts, key=lambda k: (firsts[k], [f.name for f in fields].index(k)))
+    row = firsts[name]
+    f = next(f for f in fields if f.name == name)
+    line = cols.line_of(row)
+    if typed:
+        tokens = re.findall(_FIELD, line_text(cols.raw, line))
+        text = tokens[fields.index(f)] if len(tokens) == len(fields) else str(cols.frame.get_column(name)[row])
+    else:
+        text = cols.frame.get_column(name)[row]
+    where = {"file": file, "line": line}
+    names = cols.frame.columns
+    if "query_id" in names:
+        where["query"] = cols.frame.get_column("query_id")[row]
+    if "doc_id" in names:
+        where["doc"] = cols.frame.get_column("doc_id")[row]
+    raise InvalidInput(f.code, f"{f.name} {text!r} is not {f.expected}", **where)

@@ -1,0 +1,346 @@
+"""TREC run files (``qid Q0 docno rank score tag``) to and from the columnar ``Run``.
+
+Reading applies the project's strict policy on top of what trec_eval accepts
+(see docs/trec-files.md) and orders each query the way trec_eval does: score
+descending, ties by document ID descending in byte order.  Writing chooses
+scores that make trec_eval 9 (float32), pytrec_eval, ir_measures and ranx all
+read the run's own order, and puts what TREC cannot carry in a sidecar.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
+from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
+from trec_bridge.model import RUN_SCHEMA, QueryOrder, Run
+
+from . import sidecar as _sidecar
+from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
+
+SCORE_PATTERN = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+INTEGER_PATTERN = r"^[+-]?[0-9]+$"
+RUN_LAYOUT = "query Q0 doc rank score tag"
+RUN_FIELDS = [
+    Field("query_id"),
+    Field("q0"),
+    Field("doc_id"),
+    Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK", "a non-negative integer"),
+    Field("score", pl.Float64, SCORE_PATTERN, lambda c: c.is_finite(), "E_RUN_SCORE",
+          "a finite decimal number (such as 12.5, -3, 1e-5)"),
+    Field("tag"),
+]
+DEFAULT_TAG = "trec-bridge"
+MAX_SYNTHETIC = 1 << 24  # synthetic scores must stay exact in a float32
+# any character Python's str.split() splits on, or NUL: an ID holding one cannot be written
+BAD_ID_PATTERN = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PY_WHITESPACE + "\x00") + "]"
+
+
+@dataclass
+class TrecWriteInfo:
+    """What writing a run to TREC had to do, for the caller to report."""
+
+    path: str
+    sidecar: str | None = None
+    synthetic_queries: list[str] = field(default_factory=list)  # written with scores n, n-1, ..., 1
+    empty_queries: list[str] = field(default_factory=list)  # no line in the TREC file
+    failed_queries: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "score", *,
+                  use_sidecar: bool = True) -> Run:
+    """Read a TREC run (plain or gzip) into a ``Run``.
+
+    ``order="score"`` is trec_eval's order (score descending, ties by document
+    ID descending); ``order="rank"`` follows the rank column (equal ranks keep
+    file order).  When ``<path>.manifest.json`` exists (and ``use_sidecar``),
+    its SHA-256 must match and the run it describes comes back exactly.
+    """
+    if order not in ("score", "rank"):
+        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
+    name = str(path)
+    raw = read_input_bytes(path)
+    manifest = None
+    side = _sidecar.sidecar_path(path)
+    if use_sidecar and side.is_file():
+        manifest = _sidecar.load_manifest(side, path, kind="run")
+    check_bytes(raw, name)
+    if manifest is not None and not has_data(raw):
+        return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
+    cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT)
+    frame, queries, orders = order_rows(cols.frame, order, file=name, lines=cols.lines)
+    run_id, metadata = _tags(cols.frame.get_column("tag"))
+    run = Run(frame=frame, queries=queries, run_id=run_id, metadata=metadata, order=orders,
+              order_source=order, source=name)
+    if manifest is not None:
+        run = _sidecar.apply_run_manifest(run, manifest, str(side))
+    return run
+
+
+def _empty_run(name: str) -> Run:
+    return Run(frame=pl.DataFrame(schema=RUN_SCHEMA), queries=(), source=name)
+
+
+def _tags(tag: pl.Series) -> tuple[str, dict]:
+    first = tag[0]
+    if (tag == first).all():
+        return first, {}
+    return first, {"trec_tags": tag.unique(maintain_order=True).to_list()}
+
+
+def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
+               lines: np.ndarray | None = None) -> tuple[pl.DataFrame, tuple[str, ...], tuple[QueryOrder, ...]]:
+    """Group rows by query (first appearance) and sort each query; check duplicates.
+
+    ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
+    input order.  Returns the RUN_SCHEMA frame (rank = position 1..n), the
+    queries in first-appearance order and the per-query ``QueryOrder``.
+    ``lines`` maps input rows to file lines for messages (None: row + 1).
+    """
+    n = frame.height
+    if n == 0:
+        return pl.DataFrame(schema=RUN_SCHEMA), (), ()
+    has_rank = "rank" in frame.columns
+    frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
+    q = frame.get_column("query_id")
+    change = q.ne_missing(q.shift(1))
+    block_q = q.gather(change.arg_true())
+    block_id = (change.cum_sum().cast(pl.Int64) - 1).to_numpy()
+    if block_q.n_unique() == block_q.len():
+        queries, qidx, row = block_q, block_id, np.arange(n)
+    else:  # a query's lines are not contiguous: group them, keeping file order inside
+        queries = block_q.unique(maintain_order=True)
+        lookup = pl.DataFrame({"query_id": queries, "qi": np.arange(queries.len())})
+        block_qi = (pl.DataFrame({"query_id": block_q})
+                    .join(lookup, on="query_id", how="left", maintain_order="left").get_column("qi").to_numpy())
+        qidx_file = block_qi[block_id]
+        row = np.argsort(qidx_file, kind="stable")
+        qidx = qidx_file[row]
+        frame = frame[row]
+    _check_duplicates(frame, qidx, row, file, lines)
+
+    score = frame.get_column("score").to_numpy()
+    doc = frame.get_column("doc_id")
+    same = np.empty(n, dtype=bool)
+    same[0] = False
+    same[1:] = qidx[1:] == qidx[:-1]
+    perm = _score_permutation(qidx, score, doc, same)
+    s_ord = score if perm is None else score[perm]
+    eq_prev = same.copy()
+    eq_prev[1:] &= s_ord[1:] == s_ord[:-1]
+    tied = eq_prev.copy()
+    tied[:-1] |= eq_prev[1:]
+    nq = queries.len()
+    starts = np.flatnonzero(~same)  # groups are contiguous, in qidx order
+    ties = np.add.reduceat(tied.astype(np.int64), starts)
+    disagree = np.zeros(nq, dtype=bool)
+    if has_rank:
+        rank = frame.get_column("rank").to_numpy()
+        r_ord = rank if perm is None else rank[perm]
+        w_ord = row if perm is None else row[perm]
+        ok = ~same.copy()
+        ok[1:] |= (r_ord[:-1] < r_ord[1:]) | ((r_ord[:-1] == r_ord[1:]) & (w_ord[:-1] < w_ord[1:]))
+        disagree = np.logical_or.reduceat(~ok, starts)
+        if order == "rank":
+            in_file_order = ~same.copy()
+            in_file_order[1:] |= rank[:-1] <= rank[1:]
+            perm = None if in_file_order.all() else np.lexsort((row, rank, qidx))
+    # a permutation stays inside each query, so query_id needs no reordering
+    position = np.arange(n, dtype=np.int64) - starts[qidx] + 1
+    out = pl.DataFrame({
+        "query_id": frame.get_column("query_id"),
+        "doc_id": doc if perm is None else doc.gather(perm),
+        "score": score if perm is None else score[perm],
+        "rank": position,
+    }, schema=RUN_SCHEMA)
+    qlist = tuple(queries.to_list())
+    orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
+    return out, qlist, orders
+
+
+def _score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same: np.ndarray) -> np.ndarray | None:
+    """Permutation putting each query in trec_eval's order; None when already so.
+
+    Only the queries found out of order are sorted, so a file already in
+    score order (the usual case) costs one vectorised pass.
+    """
+    n = len(score)
+    ok = ~same.copy()
+    ok[1:] |= score[:-1] > score[1:]
+    tie_rows = np.flatnonzero(same & ~ok & np.r_[False, score[:-1] == score[1:]])
+    if tie_rows.size:
+        ok[tie_rows] = (doc.gather(tie_rows - 1) > doc.gather(tie_rows)).to_numpy()
+    if ok.all():
+        return None
+    bad_q = np.zeros(int(qidx[-1]) + 1, dtype=bool)
+    bad_q[qidx[~ok]] = True
+    pos = np.flatnonzero(bad_q[qidx])
+    sub = pl.DataFrame({"qi": qidx[pos], "s": score[pos], "d": doc.gather(pos), "p": pos})
+    sub = sub.sort(["qi", "s", "d"], descending=[False, True, True])
+    perm = np.arange(n)
+    perm[pos] = sub.get_column("p").to_numpy()
+    return perm
+
+
+def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray, file: str | None,
+                      lines: np.ndarray | None) -> None:
+    doc = frame.get_column("doc_id")
+    pairs = pl.DataFrame({"qi": qidx, "d": doc})
+    if pairs.group_by("qi").agg(pl.col("d").n_unique() == pl.len()).get_column("d").all():
+        return  # every query lists distinct documents
+    again = pairs.select(~pl.struct("qi", "d").is_first_distinct()).to_series()
+    rows = np.flatnonzero(again.to_numpy())
+    i = int(rows[np.argmin(row[rows])])
+    same = np.flatnonzero((qidx == qidx[i]) & (doc == doc[i]).to_numpy())
+    first = int(row[same].min())
+    qid, did = frame.get_column("query_id")[i], doc[i]
+    if file is None:
+        raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document listed twice for this query (items {first + 1} and "
+                           f"{int(row[i]) + 1})", query=qid, doc=did)
+    line = (lambda r: int(lines[r]) if lines is not None else r + 1)
+    raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document listed twice for this query (first on line {line(first)})",
+                       file=file, line=line(int(row[i])), query=qid, doc=did)
+
+
+# --------------------------------------------------------------------------- writing
+
+def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True) -> TrecWriteInfo:
+    """Write ``run`` as a TREC run (gzip when ``path`` ends in .gz), atomically.
+
+    Lines are ``qid Q0 doc rank score tag`` with rank 1..n in the run's order.
+    A query's scores are written as they are when they are strictly
+    decreasing even as float32 (what trec_eval 9 and pytrec_eval compare);
+    otherwise as n, n-1, ..., 1, so that every tool reads the run's order.
+    With ``sidecar``, ``<path>.manifest.json`` keeps what TREC cannot.
+    """
+    target = str(path)
+    frame = ordered_frame(run)
+    tag = run.run_id if run.run_id is not None else DEFAULT_TAG
+    check_writable_ids(frame, tag, target)
+    if frame.height == 0 and not sidecar:
+        raise InvalidInput("E_FILE_EMPTY", "the run has no ranked document; a TREC file without sidecar "
+                           "cannot express that", file=target)
+    scores, synthetic = trec_score_columns(frame)
+    lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
+                         scores, pl.lit(tag).alias("tag"))
+    buf = io.BytesIO()
+    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
+    data = buf.getvalue()
+    if target.endswith(".gz"):
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    ranked = set(frame.get_column("query_id").unique().to_list())
+    info = TrecWriteInfo(path=target, synthetic_queries=synthetic,
+                         empty_queries=[q for q in run.queries if q not in ranked],
+                         failed_queries=list(run.failures))
+    side = _sidecar.sidecar_path(target)
+    if not sidecar:
+        atomic_write(target, data)
+        _sidecar.remove_stale(side)
+        return info
+    manifest = _sidecar.build_run_manifest(run, frame, Path(target).name, sha256_bytes(data), synthetic)
+    text = _sidecar.render_manifest(manifest, side)  # fails here, before any write, on odd metadata
+    atomic_write(target, data)
+    try:
+        atomic_write(side, text)
+    except BaseException:  # I/O failure: a TREC file without its sidecar must not stay
+        Path(target).unlink(missing_ok=True)
+        raise
+    info.sidecar = str(side)
+    return info
+
+
+def ordered_frame(run: Run) -> pl.DataFrame:
+    """The run's frame grouped by ``run.queries`` order with rank 1..n (sorted if it was not)."""
+    frame = run.frame.select(list(RUN_SCHEMA)).cast(RUN_SCHEMA)
+    if frame.height == 0:
+        return frame
+    pos = {q: i for i, q in enumerate(run.queries)}
+    qids = frame.get_column("query_id")
+    unknown = [q for q in qids.unique().to_list() if q not in pos]
+    if unknown:
+        raise UsageError("E_USAGE", f"run frame has rows for query {unknown[0]!r}, which run.queries does not list")
+    qpos = qids.replace_strict(pos, return_dtype=pl.Int64).to_numpy()
+    rank = frame.get_column("rank").to_numpy()
+    n = frame.height
+    start = np.r_[True, qpos[1:] != qpos[:-1]]
+    expected = np.arange(n) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
+    if (np.all(qpos[1:] >= qpos[:-1]) if n > 1 else True) and np.array_equal(rank, expected):
+        return frame
+    frame = frame[np.lexsort((rank, qpos))]
+    qpos = np.sort(qpos, kind="stable")
+    start = np.r_[True, qpos[1:] != qpos[:-1]]
+    position = np.arange(n) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
+    return frame.with_columns(rank=pl.Series(position, dtype=pl.Int64))
+
+
+def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
+    """IDs with whitespace (or empty, or NUL) would change the column count: refuse them."""
+    for column, what in (("query_id", "query"), ("doc_id", "document")):
+        col = frame.get_column(column)
+        bad = col.str.contains(BAD_ID_PATTERN) | (col.str.len_bytes() == 0)
+        if bad.any():
+            i = int(bad.arg_true()[0])
+            where = {"query": frame.get_column("query_id")[i]}
+            if column == "doc_id":
+                where["doc"] = col[i]
+            raise InvalidInput("E_TREC_COLUMNS", f"{what} ID {col[i]!r} is empty or contains whitespace or NUL; "
+                               f"it cannot be written to the TREC file {target}", **where)
+    starts_bom = frame.get_column("query_id").str.starts_with("\ufeff")
+    if starts_bom.any():
+        qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
+        raise InvalidInput("E_BOM", f"query ID {qid!r} starts with U+FEFF (a byte-order mark); it cannot be written "
+                           f"to the TREC file {target}", query=qid)
+    if not tag or any(c in PY_WHITESPACE + "\x00" for c in tag):
+        raise InvalidInput("E_TREC_COLUMNS", f"run ID {tag!r} is empty or contains whitespace or NUL; it cannot be "
+                           f"the tag column of the TREC file {target}")
+
+
+def trec_score_columns(frame: pl.DataFrame) -> tuple[pl.Series, list[str]]:
+    """Score text per row, and the queries that needed synthetic scores.
+
+    A query keeps its scores when all are present, finite and strictly
+    decreasing after rounding to float32 (so trec_eval 9's float ties cannot
+    appear, and float64 readers agree).  Others get n - position + 1.
+    """
+    values, synthetic_rows, synthetic = trec_score_values(frame)
+    text = pl.Series(values).cast(pl.String)
+    if synthetic_rows.any():
+        ints = pl.Series(np.where(synthetic_rows, values, 0).astype(np.int64)).cast(pl.String)
+        text = pl.select(pl.when(pl.Series(synthetic_rows)).then(ints).otherwise(text)).to_series()
+    return text.alias("score"), synthetic
+
+
+def trec_score_values(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Float64 scores that order every tool like the frame; see ``trec_score_columns``."""
+    n = frame.height
+    qids = frame.get_column("query_id")
+    if n == 0:
+        return np.empty(0), np.zeros(0, dtype=bool), []
+    change = qids.ne_missing(qids.shift(1)).to_numpy()
+    qidx = np.cumsum(change) - 1
+    score = frame.get_column("score").cast(pl.Float64).to_numpy()  # null -> nan
+    with np.errstate(over="ignore", invalid="ignore"):
+        s32 = score.astype(np.float32)
+    row_ok = np.isfinite(s32)
+    row_ok[1:] &= change[1:] | (s32[:-1] > s32[1:])
+    bad_q = np.bincount(qidx, weights=~row_ok) > 0
+    rows = bad_q[qidx]
+    if not rows.any():
+        return score, rows, []
+    sizes = np.bincount(qidx)
+    if sizes.max() >= MAX_SYNTHETIC:
+        raise TrecBridgeError("E_OUTPUT", f"a query has {sizes.max()} documents; synthetic scores need fewer than "
+                              f"{MAX_SYNTHETIC}")
+    rank = frame.get_column("rank").to_numpy()
+    values = np.where(rows, (sizes[qidx] - rank + 1).astype(np.float64), score)
+    names = qids.gather(np.flatnonzero(change)).to_list()
+    return values, rows, [names[i] for i in np.flatnonzero(bad_q)]

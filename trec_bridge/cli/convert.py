@@ -1,0 +1,234 @@
+"""``trec-bridge convert run|qrels IN OUT``: between the JSON formats and TREC files.
+
+The direction comes from the file names: ``.json`` is the project's JSON
+format, anything else (``.run``, ``.txt``, ``.gz``, ...) is a TREC file.
+What a conversion had to decide (tie order, rank column ignored, synthetic
+scores, what TREC cannot hold) is said on stderr, never silently.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UsageError
+
+RUN_HELP = """Convert a run between trec-bridge JSON and a TREC run file.
+
+IN and OUT: a name ending in .json is a JSON run; anything else is a TREC run
+('qid Q0 docno rank score tag' lines, plain or .gz).
+
+TREC -> JSON: the order of each query is trec_eval's (score descending, equal
+scores by document ID descending) unless --order rank. If the rank column
+disagrees with that order, the number of such queries is reported.
+
+JSON -> TREC: ranks are written 1..n in the run's order. Scores are kept when
+they order the query by themselves even as 32-bit floats (trec_eval 9 reads
+them so); otherwise the query gets scores n, n-1, ..., 1, so that trec_eval,
+pytrec_eval, ir_measures and ranx all read the intended order. A sidecar
+OUT.manifest.json keeps what TREC cannot: empty and failed queries, run and
+dataset IDs, metadata and the original scores. It is read back automatically.
+
+A JSON run names the dataset it was made for and a TREC file does not, so
+TREC -> JSON needs --dataset-id (unless the sidecar names it).
+
+examples:
+  trec-bridge convert run bm25.json bm25.run        # writes bm25.run + bm25.run.manifest.json
+  trec-bridge convert run input.bm25.gz bm25.json --dataset-id msmarco-passage/trec-dl-2019
+  trec-bridge convert run input.bm25.gz bm25.json --dataset-id dl19 --order rank"""
+
+QRELS_HELP = """Convert judgments between a trec-bridge JSON dataset and a TREC qrels file.
+
+IN and OUT: a name ending in .json is a JSON dataset; anything else is TREC
+qrels ('qid iteration docno grade' lines, plain or .gz).
+
+JSON -> TREC writes the dataset's judgments only (queries without judgments,
+texts, grade scale and corpus have no place in qrels). TREC -> JSON makes a
+dataset whose queries are the judged queries, with an open corpus, pooled
+judgments and the grades seen as its grade scale.
+
+examples:
+  trec-bridge convert qrels qrels.dl19-passage.txt dl19.json --dataset-id dl19
+  trec-bridge convert qrels dl19.json dl19.qrels"""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "convert", help="convert runs or qrels between JSON and TREC files",
+        description="Convert runs and judgments between the trec-bridge JSON formats and TREC files. "
+        "The direction follows the file names: .json is JSON, anything else is TREC.",
+        epilog="See 'trec-bridge convert run -h' and 'trec-bridge convert qrels -h'.")
+    sub = parser.add_subparsers(dest="convert_kind", metavar="KIND")
+    sub.required = True
+
+    run_p = sub.add_parser("run", help="convert a run (JSON <-> TREC run file)", description=RUN_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_p.add_argument("input", metavar="IN", help="run to read (.json, or a TREC run, plain or .gz)")
+    run_p.add_argument("output", metavar="OUT", help="file to write (.json, or a TREC run; .gz compresses)")
+    run_p.add_argument("--order", choices=["score", "rank"], default=None,
+                       help="reading a TREC run: 'score' = trec_eval's order (default), "
+                       "'rank' = the file's rank column (equal ranks keep file order)")
+    run_p.add_argument("--no-sidecar", action="store_true",
+                       help="writing a TREC run: do not write OUT.manifest.json (empty queries, failures, IDs "
+                       "and original scores are then lost)")
+    run_p.add_argument("--ignore-sidecar", action="store_true",
+                       help="reading a TREC run: ignore an IN.manifest.json next to it")
+    _dataset_options(run_p, "the run was made for", sidecar=True)
+    run_p.set_defaults(handler=_convert_run)
+
+    qrels_p = sub.add_parser("qrels", help="convert judgments (JSON dataset <-> TREC qrels)",
+                             description=QRELS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    qrels_p.add_argument("input", metavar="IN", help="judgments to read (.json dataset, or TREC qrels)")
+    qrels_p.add_argument("output", metavar="OUT", help="file to write (.json dataset, or TREC qrels)")
+    _dataset_options(qrels_p, "of the judgments")
+    qrels_p.set_defaults(handler=_convert_qrels)
+
+
+def _dataset_options(parser, what: str, sidecar: bool = False) -> None:
+    parser.add_argument("--dataset-id", metavar="ID",
+                        help=f"TREC -> JSON: the dataset ID {what} (TREC files do not name it; required"
+                        + (" unless the sidecar does)" if sidecar else ")"))
+    parser.add_argument("--dataset-version", metavar="V", help="TREC -> JSON: the dataset version (optional)")
+
+
+def is_json_name(path: str) -> bool:
+    return str(path).lower().endswith(".json")
+
+
+def _not_json_content(path: str) -> None:
+    """A TREC name on a JSON file would fail on line 1 with a puzzling message: say what is wrong."""
+    import gzip
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(4096)
+    except (OSError, EOFError):
+        return  # the reader reports unreadable files with the proper code
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+        raise UsageError("E_USAGE", f"{path} holds JSON but its name does not end in .json, so it would be read "
+                         "as a TREC file; rename it to *.json")
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"trec-bridge: {message}\n")
+
+
+def _convert_run(args) -> int:
+    from converters.trec_run import read_trec_run, write_trec_run
+
+    src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
+    if args.order is not None and src_json:
+        raise UsageError("E_USAGE", "--order applies only when reading a TREC run; a JSON run has its own order")
+    if args.ignore_sidecar and src_json:
+        raise UsageError("E_USAGE", "--ignore-sidecar applies only when reading a TREC run")
+    if args.no_sidecar and dst_json:
+        raise UsageError("E_USAGE", "--no-sidecar applies only when writing a TREC run")
+    if src_json:
+        _no_dataset_options(args)
+        run = _json_run().load_run(args.input)
+    else:
+        _not_json_content(args.input)
+        run = read_trec_run(args.input, order=args.order or "score", use_sidecar=not args.ignore_sidecar)
+        _report_order(run)
+        run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, dst_json)
+    if dst_json:
+        _json_run().dump_run(run, args.output)
+        _note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
+        return 0
+    info = write_trec_run(run, args.output, sidecar=not args.no_sidecar)
+    _note(f"wrote {args.output}: {run.frame.height} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
+    if info.synthetic_queries:
+        n = len(info.synthetic_queries)
+        _note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal "
+              f"scores), e.g. {info.synthetic_queries[0]!r}"
+              + ("; original scores kept in the sidecar" if info.sidecar else "; original scores NOT kept"))
+    if not info.sidecar and (info.empty_queries or info.failed_queries):
+        _note(f"without sidecar, {len(info.empty_queries)} empty and {len(info.failed_queries)} failed queries "
+              "are not in the TREC file; they will read as missing")
+    return 0
+
+
+def _report_order(run) -> None:
+    if run.order is None or run.order_source not in ("score", "rank"):
+        return
+    tied = sum(o.ties_broken for o in run.order)
+    disagree = sum(o.rank_disagrees for o in run.order)
+    if tied and run.order_source == "score":
+        _note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
+              "descending (trec_eval's rule)")
+    if disagree:
+        used = "the score order (trec_eval's); use --order rank to follow the rank column" \
+            if run.order_source == "score" else "the rank column, as asked"
+        _note(f"the rank column disagrees with the score order in {disagree} of {len(run.order)} queries; "
+              f"using {used}")
+
+
+def _convert_qrels(args) -> int:
+    from converters.trec_qrels import read_trec_qrels, write_trec_qrels
+    from ..model import Dataset, Query
+
+    src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
+    if src_json:
+        _no_dataset_options(args)
+        dataset = _json_dataset().load_dataset(args.input)
+        qrels, iteration = dataset.qrels, dataset.trec_iteration
+        unjudged = len(set(dataset.query_ids()) - set(qrels.query_ids()))
+    else:
+        _not_json_content(args.input)
+        qrels, unjudged = read_trec_qrels(args.input), 0
+        counts = qrels.frame.get_column("iteration").value_counts(sort=True)
+        iteration = counts.row(0)[0]  # the most common one; JSON lists the others per judgment
+        seen = tuple(sorted(qrels.frame.get_column("grade").unique().to_list()))
+        dataset = Dataset(
+            queries=tuple(Query(q) for q in qrels.query_ids()), qrels=qrels, corpus=None, query_source="qrels",
+            # the grades seen; if none reaches the threshold (1), the JSON writer adds it to the scale
+            grades=seen if seen[-1] >= 1 else None, completeness="pooled", trec_iteration=iteration,
+            source=str(args.input))
+        dataset.dataset_id, dataset.dataset_version = _dataset_ids(args, None, None, dst_json)
+    if dst_json:
+        _json_dataset().dump_dataset(dataset, args.output)
+        _note(f"wrote {args.output}: {len(dataset.queries)} queries, {qrels.frame.height} judgments")
+        return 0
+    write_trec_qrels(qrels, args.output, iteration=iteration)
+    _note(f"wrote {args.output}: {qrels.frame.height} judgments")
+    if unjudged:
+        _note(f"{unjudged} queries of the dataset have no judgment and are not in the TREC qrels")
+    return 0
+
+
+def _no_dataset_options(args) -> None:
+    if args.dataset_id is not None or args.dataset_version is not None:
+        raise UsageError("E_USAGE", "--dataset-id/--dataset-version apply when reading a TREC file; "
+                         "a JSON file names its dataset itself")
+
+
+def _dataset_ids(args, known_id, known_version, to_json: bool) -> tuple:
+    """The dataset ID/version: from the sidecar, else the options; JSON output needs an ID."""
+    for flag, given, known in (("--dataset-id", args.dataset_id, known_id),
+                               ("--dataset-version", args.dataset_version, known_version)):
+        if given is not None and known is not None and given != known:
+            raise UsageError("E_USAGE", f"{flag} {given!r} contradicts the sidecar manifest, which says {known!r}")
+    dataset_id = known_id if known_id is not None else args.dataset_id
+    version = known_version if known_version is not None else args.dataset_version
+    if to_json and dataset_id is None:
+        raise UsageError("E_USAGE", "a JSON file names the dataset it belongs to, and a TREC file does not: "
+                         "pass --dataset-id ID (and --dataset-version V if the dataset has versions)")
+    return dataset_id, version
+
+
+def _json_run():
+    try:
+        from converters import json_run
+    except ModuleNotFoundError as exc:  # pragma: no cover - only while the JSON side is missing
+        raise UsageError("E_USAGE", f"JSON runs are not available in this build ({exc})") from None
+    return json_run
+
+
+def _json_dataset():
+    try:
+        from converters import json_dataset
+    except ModuleNotFoundError as exc:  # pragma: no cover
+        raise UsageError("E_USAGE", f"JSON datasets are not available in this build ({exc})") from None
+    return json_dataset
