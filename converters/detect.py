@@ -16,8 +16,21 @@ from trec_bridge.model import Dataset, Qrels, Query, Run
 
 
 def is_json(path: str | Path) -> bool:
-    head = read_input_bytes(path)[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head[:1] == b"{"
+    """Sniff the first non-blank byte of the (possibly gzipped) file without reading all of it."""
+    import gzip
+
+    p = Path(path)
+    if not p.is_file():
+        read_input_bytes(path)  # raises the right error for a missing file or a directory
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(p, "rb") as fh:
+                head = fh.read(4096)
+    except (OSError, EOFError):
+        return False  # the reader that follows reports the corrupt or unreadable file properly
+    return head.lstrip(b" \t\r\n")[:1] == b"{"
 
 
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:

@@ -40,6 +40,12 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
     return raw
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     """SHA-256 of the file's bytes as stored (before any gunzip)."""
     h = hashlib.sha256()
@@ -77,6 +83,7 @@ def atomic_write(path: str | os.PathLike, content: bytes | str | Callable[[IO[by
                 fh.write(content.encode("utf-8") if isinstance(content, str) else content)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode of a new file
         os.replace(tmp, target)
     except BaseException:
         try:
