@@ -100,6 +100,7 @@ def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False) -> Ru
         order=None,
         order_source="list",
         source=file,
+        unique_checked=not allow_duplicates,
     )
 
 

@@ -153,7 +153,7 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
                                f"{counts.get(q, 0)} documents", file=side, query=q)
     frame = _restore_scores(run.frame, replace) if replace else run.frame
     return Run(frame=frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,
-               order=order, order_source=order_source, source=run.source, **ids)
+               order=order, order_source=order_source, source=run.source, unique_checked=run.unique_checked, **ids)
 
 
 def _restore_scores(frame: pl.DataFrame, replace: dict[str, list]) -> pl.DataFrame:

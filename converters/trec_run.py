@@ -80,7 +80,7 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     frame, queries, orders = order_rows(cols.frame, order, file=name, lines=cols.lines)
     run_id, metadata = _tags(cols.frame.get_column("tag"))
     run = Run(frame=frame, queries=queries, run_id=run_id, metadata=metadata, order=orders,
-              order_source=order, source=name)
+              order_source=order, source=name, unique_checked=True)
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
     return run

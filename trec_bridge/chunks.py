@@ -59,7 +59,7 @@ def collapse(run: Run, chunk_map: ChunkMap) -> Collapsed:
         .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id").cast(pl.Int64))
     )
     frame = evidence.select("query_id", "doc_id", "score", "rank")
-    collapsed = Run(**{**run.__dict__, "frame": frame, "order_source": "list"})
+    collapsed = Run(**{**run.__dict__, "frame": frame, "order_source": "list", "unique_checked": True})
     collapsed.metadata = {**run.metadata, "collapsed_from_chunks": True}
     return Collapsed(collapsed, evidence.select("query_id", "doc_id", "rank", "first_chunk",
                                                 "first_chunk_rank", "chunk_ranks"))

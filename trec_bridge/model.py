@@ -63,12 +63,22 @@ class Run:
     order: tuple[QueryOrder, ...] | None = None  # set by the TREC reader
     order_source: Literal["list", "score", "rank"] = "list"
     source: str | None = None
+    # True when the reader already rejected a document repeated in a ranking,
+    # so the scorer need not hash 7M (query, doc) pairs a second time.
+    unique_checked: bool = False
 
     def has_scores(self) -> bool:
         return self.frame.height > 0 and self.frame.get_column("score").null_count() == 0
 
+    def ranked_queries(self) -> list[str]:
+        """Queries with at least one row, in frame order (rows of a query are contiguous)."""
+        q = self.frame.get_column("query_id")
+        if q.len() == 0:
+            return []
+        return q.gather(q.ne_missing(q.shift(1)).arg_true()).unique(maintain_order=True).to_list()
+
     def empty_queries(self) -> list[str]:
-        ranked = set(self.frame.get_column("query_id").unique().to_list())
+        ranked = set(self.ranked_queries())
         return [q for q in self.queries if q not in ranked]
 
 

@@ -159,14 +159,14 @@ def _index_queries(policy: Policy, base_set: list[str], run: Run, dataset: Datas
     judged = dataset.qrels.query_ids()
     if policy.query_set == "judged":
         return judged
-    in_run = set(run.frame.get_column("query_id").unique().to_list())
+    in_run = set(run.ranked_queries())
     if policy.empty_rankings == "recorded":
         in_run |= set(run.queries)
     return [q for q in judged if q in in_run]
 
 
 def _statuses(index_ids: list[str], run: Run) -> dict[str, tuple[str, str | None]]:
-    ranked = set(run.frame.get_column("query_id").unique().to_list())
+    ranked = set(run.ranked_queries())
     recorded = set(run.queries)
     out = {}
     for q in index_ids:

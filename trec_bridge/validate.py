@@ -17,7 +17,7 @@ def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) 
     """Validate ``run``; return the run's queries outside the query set that are *unjudged* (TREC mode)."""
     _check_dataset_id(run, dataset)
     _check_records(run)
-    if policy.duplicates == "reject":
+    if policy.duplicates == "reject" and not run.unique_checked:
         _check_duplicates(run)
     outside = _outside_queries(run, query_set)
     unjudged: list[str] = []

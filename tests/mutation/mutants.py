@@ -41,7 +41,7 @@ MUTANTS = [
            "if False:",
            GOLDEN_S1_A),
     Mutant("de-duplicate a ranking silently", "trec_bridge/validate.py",
-           "    if policy.duplicates == \"reject\":\n        _check_duplicates(run)",
+           "    if policy.duplicates == \"reject\" and not run.unique_checked:\n        _check_duplicates(run)",
            "    run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
     Mutant("truncate to k before validating", "trec_bridge/scorer.py",
