@@ -67,6 +67,9 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_UNKNOWN": "a measure name that is not supported",
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
+    "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
+    "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
+    "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
     # sidecar and outputs
     "E_SIDECAR": "a sidecar manifest that does not match its TREC file",
     "E_OUTPUT": "an output file cannot be written",

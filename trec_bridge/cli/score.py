@@ -14,7 +14,15 @@ MEASURES is a list in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP".
 
 Exit codes: 0 complete; 1 invalid input (nothing scored); 2 incomplete run
 (missing or failed queries, scored 0 and kept in the mean; the report is
-still written)."""
+still written); 4 acceptance gate failed (--gate).
+
+RAG acceptance (docs/rag.md): --gate [FILE] prints each gated measure's tier
+(excellent / good / pass / fail, thresholds from FILE or policy §8's table) and
+exits 4 when one is below pass or fewer than --min-queries (200) queries are
+eligible; exit 1 and 2 take priority. Gated and triage measures missing from
+MEASURES are added (and the output says so); MEASURES may be the word "rag"
+for exactly the acceptance measures. --repeat, --html, --png-dir, --rag and
+the triage options turn the same analysis on without gating."""
 
 
 def add_parser(sub) -> None:
@@ -33,6 +41,20 @@ def add_parser(sub) -> None:
     p.add_argument("--chunk-map", metavar="FILE", help="collapse a chunk ranking to documents with this map")
     p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
     p.add_argument("--per-query", action="store_true", help="print a per-query table")
+    rag = p.add_argument_group("RAG acceptance (docs/rag.md; strict policy only)")
+    rag.add_argument("--gate", nargs="?", const=True, default=None, metavar="FILE",
+                     help="gate on the acceptance tiers (thresholds FILE, TOML; default: policy §8's table); exit 4 on failure")
+    rag.add_argument("--thresholds", metavar="FILE", help="thresholds file for the tier table without gating")
+    rag.add_argument("--rag", action="store_true", help="print tiers, tag breakdown and triage lists without gating")
+    rag.add_argument("--min-queries", type=int, metavar="N",
+                     help="eligible queries needed for a meaningful result (default: the thresholds file's, or 200)")
+    rag.add_argument("--repeat", action="append", default=[], metavar="RUN",
+                     help="another run of the same system; repeatable (the method expects 3 runs in all)")
+    rag.add_argument("--triage-k", type=int, metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
+    rag.add_argument("--triage-recall-below", metavar="X", help="list queries with R@K below X (default 0.3)")
+    rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
+    rag.add_argument("--html", metavar="OUT", help="write a self-contained HTML acceptance report")
+    rag.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
     p.set_defaults(handler=run)
 
 
@@ -45,7 +67,10 @@ def run(args) -> int:
     from ..report import build_report, render_table, report_json
     from ..scorer import score
 
-    measures = parse_measures(args.measures)
+    from ..rag.cli_support import acceptance_requested, prepare_acceptance
+
+    plan = prepare_acceptance(args) if acceptance_requested(args) else None
+    measures = plan.measures if plan else parse_measures(args.measures)
     policy = get_policy(args.policy)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
     run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
@@ -61,7 +86,15 @@ def run(args) -> int:
         inputs["chunk_map"] = {"path": args.chunk_map, "sha256": sha256_file(args.chunk_map)}
     result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
     result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
+    acceptance = plan.assess(result, run_, dataset, chunk_map, inputs) if plan else None
     if args.json:
-        atomic_write(args.json, report_json(build_report(result, inputs)))
+        report = build_report(result, inputs)
+        if acceptance is not None:
+            report["rag"] = acceptance.to_json()
+        atomic_write(args.json, report_json(report))
     sys.stdout.write(render_table(result, per_query=args.per_query))
+    if acceptance is not None:
+        plan.write_outputs(acceptance, inputs)
+        sys.stdout.write(acceptance.render_text())
+        return acceptance.exit_code()
     return EXIT_OK if result.complete else EXIT_INCOMPLETE

@@ -1,0 +1,73 @@
+"""``trec-bridge compare``: paired statistics between two systems' reports."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import EXIT_OK, UsageError
+
+HELP = """Compare two systems scored on the same protocol, query by query.
+
+REPORT_A and REPORT_B are JSON reports written by `trec-bridge score --json`.
+Their protocol fingerprints must be equal (same query set, judgments,
+measures, threshold, gain and policy); otherwise the comparison is refused
+(exit 1, E_COMPARE_PROTOCOL). Per measure: paired deltas B - A, wins / losses
+/ ties, paired t-test, Wilcoxon signed-rank test, randomization (sign-flip
+permutation) test and a bootstrap confidence interval of the mean delta, all
+computed by scipy; the randomization test and the bootstrap use --seed.
+
+Exit codes: 0 compared; 1 invalid input or different protocols."""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of two score reports (t-test, Wilcoxon, randomization, bootstrap)",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report_a", metavar="REPORT_A", help="JSON report of system A (score --json)")
+    p.add_argument("report_b", metavar="REPORT_B", help="JSON report of system B (score --json)")
+    p.add_argument("--measure", action="append", default=[], metavar="M",
+                   help="compare only this measure (repeatable; default: every measure of the reports)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomization test and the bootstrap (default 0)")
+    p.add_argument("--resamples", type=int, default=10000, metavar="N",
+                   help="resamples of the randomization test and the bootstrap (default 10000)")
+    p.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                   help="confidence level of the bootstrap interval (default 0.95)")
+    p.add_argument("--json", metavar="OUT", help="write the comparison as JSON")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with per-query delta charts")
+    p.add_argument("--png-dir", metavar="DIR", help="also write the charts as PNG here")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from ..files import atomic_write
+    from ..measures import parse_measures
+    from ..rag.compare import compare_reports, load_report, render_text
+    from ..report import report_json
+
+    if args.resamples < 1:
+        raise UsageError("E_USAGE", f"--resamples must be a positive integer, got {args.resamples}")
+    if not 0 < args.confidence < 1:
+        raise UsageError("E_USAGE", f"--confidence must be between 0 and 1, got {args.confidence}")
+    if args.seed < 0:
+        raise UsageError("E_USAGE", f"--seed must be a non-negative integer, got {args.seed}")
+    measures = [str(m) for m in parse_measures(args.measure)] if args.measure else None
+    a, b = load_report(args.report_a), load_report(args.report_b)
+    cmp = compare_reports(a, b, measures=measures, seed=args.seed, resamples=args.resamples,
+                          confidence=args.confidence, path_a=args.report_a, path_b=args.report_b)
+    if args.json:
+        atomic_write(args.json, report_json(cmp))
+    if args.html or args.png_dir:
+        from ..rag import html, plots
+        from ..rag.cli_support import write_pngs
+
+        charts = {}
+        for m in cmp["measures"]:
+            if m["n"]:
+                charts[m["png"]] = plots.delta_chart(m["measure"], [r["query_id"] for r in m["per_query"]],
+                                                     [r["delta"] for r in m["per_query"]],
+                                                     cmp["a"]["run"] or args.report_a, cmp["b"]["run"] or args.report_b)
+        if args.png_dir:
+            write_pngs(args.png_dir, charts)
+        if args.html:
+            atomic_write(args.html, html.compare_page(cmp, charts))
+    sys.stdout.write(render_text(cmp))
+    return EXIT_OK

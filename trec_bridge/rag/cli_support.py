@@ -1,0 +1,130 @@
+"""Glue between ``trec-bridge score``'s options and the acceptance workflow.
+
+Kept out of cli/score.py so that the score command only gains a few lines:
+``prepare_acceptance`` reads the thresholds and the options before anything
+is scored (a bad thresholds file is invalid input, exit 1, nothing written);
+``Plan.assess`` scores the repeats with exactly the main run's settings and
+builds the ``Acceptance``; ``Plan.write_outputs`` writes the HTML page and
+the PNG charts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+
+from ..errors import UsageError
+from ..measures import parse_measures
+from ..measures.base import Measure
+from .acceptance import Acceptance, assess, plan_measures
+from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
+
+RAG_WORD = "rag"  # MEASURES = "rag": exactly the acceptance measures
+
+
+def acceptance_requested(args) -> bool:
+    return bool(args.gate is not None or args.thresholds or args.rag or args.repeat or args.html or args.png_dir
+                or args.min_queries is not None or args.triage_k is not None
+                or args.triage_recall_below is not None or args.triage_ndcg_below is not None
+                or args.measures.strip() == RAG_WORD)
+
+
+@dataclass
+class Plan:
+    args: object
+    thresholds: Thresholds
+    gate: bool
+    measures: list[Measure]
+    added: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    def assess(self, result, run, dataset, chunk_map, inputs: dict) -> Acceptance:
+        from converters.detect import load_run_any
+
+        from ..files import sha256_file
+        from ..scorer import score
+        from .triage import first_relevant_ranks
+
+        args = self.args
+        results, labels = [result], [args.run]
+        ranks = [first_relevant_ranks(run, dataset, split=args.split, chunk_map=chunk_map)]
+        main_sha = inputs["run"]["sha256"]
+        for n, path in enumerate(args.repeat, 2):
+            sha = sha256_file(path) if Path(path).is_file() else None
+            rep = load_run_any(path, order=args.order, chunks=bool(args.chunk_map))
+            results.append(score(dataset, rep, self.measures, result.policy, split=args.split, chunk_map=chunk_map))
+            ranks.append(first_relevant_ranks(rep, dataset, split=args.split, chunk_map=chunk_map))
+            labels.append(path)
+            inputs[f"repeat_{n}"] = {"path": path, "sha256": sha}
+            if sha == main_sha:
+                self.warnings.append(f"repeat {path} is byte-identical to the main run {args.run}: "
+                                     "the same file given twice measures no variation")
+        acc = assess(results, labels, self.thresholds, gate=self.gate, first_ranks=ranks, added_measures=self.added)
+        acc.warnings = self.warnings
+        return acc
+
+    def write_outputs(self, acceptance: Acceptance, inputs: dict) -> None:
+        args = self.args
+        if not (args.html or args.png_dir):
+            return
+        from ..files import atomic_write
+        from . import html, plots
+
+        charts = {"tiers.png": plots.tier_chart(acceptance.tiers)}
+        if args.png_dir:
+            write_pngs(args.png_dir, charts)
+        if args.html:
+            atomic_write(args.html, html.acceptance_page(acceptance, inputs, charts))
+
+
+def write_pngs(folder: str, charts: dict[str, bytes]) -> None:
+    from ..errors import TrecBridgeError
+    from ..files import atomic_write
+
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrecBridgeError("E_OUTPUT", f"cannot create the PNG folder: {exc.strerror or exc}", file=folder) from None
+    for name, png in charts.items():
+        atomic_write(Path(folder) / name, png)
+
+
+def prepare_acceptance(args) -> Plan:
+    if args.policy != "strict":
+        raise UsageError("E_USAGE", f"the acceptance options need the strict policy (got --policy {args.policy}): "
+                         "another policy can drop missing queries from the means and pass a run that is incomplete")
+    gate_file = args.gate if isinstance(args.gate, str) else None
+    if gate_file and args.thresholds and gate_file != args.thresholds:
+        raise UsageError("E_USAGE", f"--gate {gate_file} and --thresholds {args.thresholds} name two thresholds files")
+    path = gate_file or args.thresholds
+    thresholds = load_thresholds(path) if path else default_thresholds()
+    if args.min_queries is not None:
+        if args.min_queries < 1:
+            raise UsageError("E_USAGE", f"--min-queries must be a positive integer, got {args.min_queries}")
+        thresholds.min_queries = args.min_queries
+    triage = thresholds.triage
+    k = triage.k
+    if args.triage_k is not None:
+        if args.triage_k < 1:
+            raise UsageError("E_CUTOFF", f"--triage-k must be a positive integer, got {args.triage_k}")
+        k = args.triage_k
+    recall_below = _limit(args.triage_recall_below, "--triage-recall-below", triage.recall_below)
+    ndcg_below = _limit(args.triage_ndcg_below, "--triage-ndcg-below", triage.ndcg_below)
+    thresholds.triage = Triage(k, recall_below, ndcg_below)
+    # "rag" names the gated measures themselves; only triage measures outside them count as added
+    user = thresholds.measures() if args.measures.strip() == RAG_WORD else parse_measures(args.measures)
+    measures, added = plan_measures(user, thresholds)
+    return Plan(args, thresholds, args.gate is not None, measures, added)
+
+
+def _limit(text: str | None, option: str, default: Fraction) -> Fraction:
+    if text is None:
+        return default
+    try:
+        value = Fraction(Decimal(text))
+    except (InvalidOperation, ValueError, OverflowError):
+        raise UsageError("E_USAGE", f"{option} must be a decimal number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise UsageError("E_USAGE", f"{option} must be in (0, 1], got {text}")
+    return value

@@ -1,0 +1,102 @@
+"""PNG charts (matplotlib, Agg backend, no display, no global pyplot state).
+
+Each function returns the PNG bytes; the caller writes them (``--png-dir``)
+and embeds them in the HTML page as data URIs.  matplotlib is imported only
+here and only when a chart is asked for.
+"""
+from __future__ import annotations
+
+import io
+
+TIER_COLOURS = {"excellent": "#1a7f37", "good": "#4c9a2a", "pass": "#bf8700", "fail": "#cf222e"}
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def tier_chart(tiers) -> bytes:
+    """One bar per gated measure (its mean), with the pass / good / excellent levels marked."""
+    fig = _figure(7.5, 0.6 * len(tiers) + 1.6)
+    ax = fig.add_subplot(1, 1, 1)
+    names = [t.measure for t in tiers]
+    ys = list(range(len(tiers)))[::-1]
+    values = [t.value if t.value is not None else 0.0 for t in tiers]
+    ax.barh(ys, values, color=[TIER_COLOURS[t.tier] for t in tiers], height=0.55)
+    for y, t in zip(ys, tiers):
+        for level, style in zip(t.levels.as_tuple(), ("-", "--", ":")):
+            ax.plot([float(level)] * 2, [y - 0.38, y + 0.38], color="black", linestyle=style, linewidth=1.4)
+        label = "no value" if t.value is None else f"{t.value:.3f} ({t.tier})"
+        ax.text(1.01, y, label, va="center", fontsize=9)
+    ax.set_yticks(ys, names)
+    ax.set_xlim(0, 1.32)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xlabel("mean (bars); levels: solid = excellent, dashed = good, dotted = pass")
+    ax.set_title("Acceptance tiers")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def delta_chart(measure: str, query_ids: list[str], deltas: list[float], label_a: str, label_b: str) -> bytes:
+    """Per-query delta B - A, sorted; wins above zero, losses below."""
+    order = sorted(range(len(deltas)), key=lambda i: (deltas[i], i))
+    d = [deltas[i] for i in order]
+    fig = _figure(8, 3.8)
+    ax = fig.add_subplot(1, 1, 1)
+    colours = ["#1a7f37" if x > 0 else "#cf222e" if x < 0 else "#8c959f" for x in d]
+    ax.bar(range(len(d)), d, color=colours, width=1.0 if len(d) > 60 else 0.8)
+    ax.axhline(0, color="black", linewidth=0.8)
+    if len(d) <= 30:
+        ax.set_xticks(range(len(d)), [query_ids[i] for i in order], rotation=60, fontsize=8)
+    else:
+        ax.set_xticks([])
+        ax.set_xlabel(f"{len(d)} queries, sorted by delta")
+    wins, losses = sum(x > 0 for x in d), sum(x < 0 for x in d)
+    ax.set_ylabel(f"{measure}: B - A")
+    ax.set_title(f"{measure} per query: {wins} wins, {losses} losses, {len(d) - wins - losses} ties "
+                 f"(B = {label_b}, A = {label_a})", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def stage_chart(names: list[str], recalls: list[float | None], lost: list[int], gained: list[int], k: int) -> bytes:
+    """Left: mean recall@k per stage; right: relevant documents lost and gained per transition."""
+    fig = _figure(10, 3.8)
+    ax1 = fig.add_subplot(1, 2, 1)
+    vals = [r if r is not None else 0.0 for r in recalls]
+    ax1.bar(range(len(names)), vals, color="#0969da")
+    for i, v in enumerate(vals):
+        ax1.text(i, v + 0.02, f"{v:.3f}", ha="center", fontsize=9)
+    ax1.set_xticks(range(len(names)), names, rotation=20, fontsize=9)
+    ax1.set_ylim(0, 1.12)
+    ax1.set_ylabel(f"mean R@{k}")
+    ax1.set_title(f"Recall@{k} per stage")
+    ax2 = fig.add_subplot(1, 2, 2)
+    labels = [f"{a} -> {b}" for a, b in zip(names, names[1:])]
+    xs = range(len(labels))
+    ax2.bar([x - 0.2 for x in xs], lost, width=0.4, color="#cf222e", label="lost")
+    ax2.bar([x + 0.2 for x in xs], gained, width=0.4, color="#1a7f37", label="gained")
+    for x, a, b in zip(xs, lost, gained):
+        ax2.text(x - 0.2, a, str(a), ha="center", va="bottom", fontsize=9)
+        ax2.text(x + 0.2, b, str(b), ha="center", va="bottom", fontsize=9)
+    ax2.set_ylim(0, max(lost + gained + [1]) * 1.15)
+    ax2.set_xticks(list(xs), labels, rotation=20, fontsize=9)
+    from matplotlib.ticker import MaxNLocator
+
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2.set_ylabel(f"relevant documents (top {k})")
+    ax2.set_title("Relevant documents lost / gained between stages")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)

@@ -1,0 +1,105 @@
+"""Triage lists: the queries to look at first, with where their first relevant document is.
+
+Two lists (policy §8): queries with R@k below ``recall_below`` (0.3) and
+queries with nDCG@k below ``ndcg_below`` (0.5).  Queries without a relevant
+document (null) are never listed; missing, failed and empty queries score 0
+and are.  Each entry carries the query's first relevant rank in the whole
+ranking (no cutoff; null when no relevant document was retrieved), computed
+here from the run and the judgments, so the scorer's interface stays as it is.
+Entries are sorted by value, worst first, then by query-set order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import polars as pl
+
+from ..chunks import collapse
+from ..model import ChunkMap, Dataset, Run
+from .repeats import Combined
+from .tiers import Triage, below
+
+
+def first_relevant_ranks(run: Run, dataset: Dataset, *, split: str | None = None,
+                         chunk_map: ChunkMap | None = None, threshold: int | None = None) -> dict[str, int]:
+    """query -> rank (1-based) of its first document with grade >= threshold, for queries that have one.
+
+    The run is read as the scorer reads it under the strict policy: the
+    reader's order, chunks collapsed to documents first when a map is given.
+    """
+    chunk_map = chunk_map or dataset.chunk_map
+    if chunk_map is not None:
+        run = collapse(run, chunk_map).run
+    ds = dataset.select_split(split)
+    thr = ds.threshold if threshold is None else threshold
+    relevant = (ds.qrels.frame.filter((pl.col("grade") >= thr) & (pl.col("grade") >= 0))
+                .select("query_id", "doc_id").unique())
+    first = (run.frame.select("query_id", "doc_id", "rank")
+             .join(relevant, on=["query_id", "doc_id"], how="inner")
+             .group_by("query_id").agg(pl.col("rank").min()))
+    return dict(zip(first.get_column("query_id").to_list(), first.get_column("rank").to_list()))
+
+
+@dataclass
+class TriageEntry:
+    query_id: str
+    status: str
+    value: float
+    exact: Fraction | None
+    relevant: int
+    first_relevant_rank: int | None
+    tags: tuple[str, ...]
+    first_relevant_rank_by_run: list[int | None] | None = None
+
+
+@dataclass
+class TriageLists:
+    config: Triage
+    recall: list[TriageEntry]
+    ndcg: list[TriageEntry]
+
+    @property
+    def recall_measure(self) -> str:
+        return f"R@{self.config.k}"
+
+    @property
+    def ndcg_measure(self) -> str:
+        return f"nDCG@{self.config.k}"
+
+
+def triage(c: Combined, config: Triage, first_ranks: list[dict[str, int]]) -> TriageLists:
+    """``first_ranks``: one map per run of ``c`` (the first is the one shown)."""
+    def listing(name: str, limit: Fraction) -> list[TriageEntry]:
+        out = []
+        for pos, q in enumerate(c.queries):
+            value, exact = q.values[name], q.exact.get(name)
+            if value is None or not below(value, exact, limit):
+                continue
+            ranks = [fr.get(q.query_id) for fr in first_ranks]
+            out.append((value, pos, TriageEntry(q.query_id, q.status, value, exact, q.relevant, ranks[0], q.tags,
+                                                ranks if len(ranks) > 1 else None)))
+        return [e for _, _, e in sorted(out, key=lambda t: (t[0], t[1]))]
+
+    return TriageLists(config, listing(f"R@{config.k}", config.recall_below),
+                       listing(f"nDCG@{config.k}", config.ndcg_below))
+
+
+def triage_json(t: TriageLists) -> dict:
+    from ..report import fraction_text
+    from .tiers import fraction_decimal
+
+    def entries(lst):
+        return [{"query_id": e.query_id, "status": e.status, "value": e.value, "exact": fraction_text(e.exact),
+                 "relevant": e.relevant, "first_relevant_rank": e.first_relevant_rank, "tags": list(e.tags),
+                 **({"first_relevant_rank_by_run": e.first_relevant_rank_by_run}
+                    if e.first_relevant_rank_by_run is not None else {})}
+                for e in lst]
+
+    return {
+        "k": t.config.k,
+        "recall": {"measure": t.recall_measure, "below": fraction_decimal(t.config.recall_below),
+                   "queries": entries(t.recall)},
+        "ndcg": {"measure": t.ndcg_measure, "below": fraction_decimal(t.config.ndcg_below),
+                 "queries": entries(t.ndcg)},
+    }
