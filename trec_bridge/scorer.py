@@ -223,7 +223,7 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
         "query_source": dataset.query_source,
         "split": dataset.split,
         "judgments_sha256": canonical_sha256(judgments.write_csv()),
-        "measures": [str(m) for m in measures],
+        "measures": sorted(str(m) for m in measures),  # the same protocol whatever the listing order
         "threshold": dataset.threshold,
         "gain": policy.gain,
         "policy": policy.name,
