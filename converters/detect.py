@@ -37,7 +37,10 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):
         from .json_run import load_run
+        from .ranx_json import looks_like_ranx, read_ranx_run
 
+        if looks_like_ranx(path):
+            return read_ranx_run(path)
         return load_run(path, allow_duplicates=chunks)
     from .trec_run import read_trec_run
 
@@ -48,7 +51,10 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
     """A JSON dataset, or TREC qrels whose query set is the qrels' queries or a query-ID file."""
     if is_json(path):
         from .json_dataset import load_dataset
+        from .ranx_json import looks_like_ranx, read_ranx_dataset
 
+        if looks_like_ranx(path):
+            return read_ranx_dataset(path, threshold=threshold)
         dataset = load_dataset(path)
         if queries_file is not None:
             raise InvalidInput("E_USAGE", "--queries applies to TREC qrels; a JSON dataset lists its own queries",

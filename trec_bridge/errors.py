@@ -70,6 +70,9 @@ ERROR_CODES: dict[str, str] = {
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
+    # ir_datasets
+    "E_IRDS_UNKNOWN": "an ir_datasets ID ir_datasets does not know",
+    "E_IRDS_FILE_MISSING": "a file ir_datasets needs is not in its cache and downloads are off",
     # sidecar and outputs
     "E_SIDECAR": "a sidecar manifest that does not match its TREC file",
     "E_OUTPUT": "an output file cannot be written",
