@@ -3,7 +3,7 @@
 The cross-check switches these one at a time, in this order, from the strict
 policy to a reference's policy; the change of each step is attributed to that
 axis, so the parts add up to the whole difference.  docs/divergences.md is
-generated from this registry (``trec-bridge crosscheck --write-docs``).
+generated from this registry (``trec-bridge docs divergences``).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ emulation) and compare it with the tool's own output; any disagreement beyond
 the tool's printed precision is *unexplained*.  Then walk from the strict
 policy to the tool's policy one axis at a time (order of ``axes.AXES``): the
 change at each step is that axis's part of the difference, so the parts add up
-to strict minus reference.
+to reference minus strict (exactly: emulation minus strict).
 """
 from __future__ import annotations
 

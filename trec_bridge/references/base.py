@@ -123,6 +123,23 @@ def check_unique(qrels: Qrels, frame: pl.DataFrame, tool: str) -> None:
                               f"(query {row['query_id']!r}, document {row['doc_id']!r})")
 
 
+def crashing_queries(qrels: Qrels, evaluated) -> list[str]:
+    """Evaluated queries whose judgments are all negative: trec_eval 9's C code has undefined behaviour on them.
+
+    ``te_form_res_rels`` (form_res_rels.c) sizes its per-grade counts
+    ``max_rel + 1`` and keeps them in static state: for such a query it fails
+    (exit 4, "Can't calculate measure") when nothing was allocated before,
+    segfaults on the memset when the top grade is -2 or below, and otherwise
+    leaves ``num_rel_levels`` stale, so nDCG's ideal reads stale or
+    uninitialised counts (observed: pytrec_eval looping for minutes, depending
+    on the heap).  In pytrec_eval that state lives as long as the process, so
+    the adapters refuse such queries instead of running the tool.
+    """
+    top = qrels.frame.group_by("query_id").agg(pl.col("grade").max())
+    negative = set(top.filter(pl.col("grade") < 0).get_column("query_id").to_list())
+    return [q for q in evaluated if q in negative]
+
+
 def qrels_dict(qrels: Qrels) -> dict[str, dict[str, int]]:
     """{query: {doc: grade}} with Python ints (pytrec_eval rejects numpy integers)."""
     if qrels.frame.get_column("grade").null_count():

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, check_unique, gain_map, negative_gain_reason, qrels_dict,
-                   run_dict, scored_frame, unavailable)
+from .base import (Options, Reference, ReferenceResult, check_unique, crashing_queries, gain_map, negative_gain_reason,
+                   qrels_dict, run_dict, scored_frame, unavailable)
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
                             "(AmenRa/ranx#79)"}
@@ -113,6 +113,12 @@ class IrMeasures(Reference):
         empty = run.empty_queries()
         for pname, (provider, items) in groups.items():
             objs = list(dict.fromkeys(obj for _, obj in items))
+            crash = crashing_queries(qrels, rd) if pname == "pytrec_eval" else []
+            if crash:  # the C code would take the whole process down (references/base.py crashing_queries)
+                for m, _ in items:
+                    result.failed[str(m)] = (f"not run: query {crash[0]!r} has only negative judgments, on which the "
+                                             "pytrec_eval provider (trec_eval's C code) exits, crashes or loops")
+                continue
             result.command.append(f"ir_measures.{pname}.evaluator([{', '.join(native_name(o) for o in objs)}], qrels)"
                                   ".calc(run)")
             try:

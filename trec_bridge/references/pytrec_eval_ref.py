@@ -13,8 +13,8 @@ import warnings
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, check_unique, qrels_dict, run_dict, scored_frame,
-                   trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Options, Reference, ReferenceResult, check_unique, crashing_queries, qrels_dict, run_dict,
+                   scored_frame, trec_eval_name, trec_eval_reason, unavailable)
 
 
 class PytrecEval(Reference):
@@ -60,6 +60,10 @@ class PytrecEval(Reference):
             result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
         check_unique(qrels, frame, self.name)
         qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
+        crash = crashing_queries(qrels, rd)
+        if crash:
+            raise unavailable(f"pytrec_eval cannot evaluate query {crash[0]!r}: all its judgments are negative, on which "
+                              "trec_eval's C code (form_res_rels.c) exits, crashes or loops")
         by_level: dict[int, list[tuple[Measure, str, str, str]]] = {}
         for m, level in selected:
             base, param, out_name = trec_eval_name(m)

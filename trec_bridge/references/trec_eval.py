@@ -22,8 +22,8 @@ import polars as pl
 from ..measures.base import Measure
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, fmt_number, gain_map, negative_gain_reason, scored_frame,
-                   trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Options, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map, negative_gain_reason,
+                   scored_frame, trec_eval_name, trec_eval_reason, unavailable)
 
 ENV_VAR = "TREC_EVAL"
 RUN_TAG = "trec_bridge"
@@ -104,6 +104,10 @@ class TrecEval(Reference):
         if not calls:
             return result
         _check_tokens(qrels, frame)
+        crash = crashing_queries(qrels, frame.get_column("query_id").unique(maintain_order=True).to_list())
+        if crash:
+            raise unavailable(f"trec_eval cannot evaluate query {crash[0]!r}: all its judgments are negative, on which "
+                              "trec_eval 9 (form_res_rels.c) exits 4, crashes or loops")
         with tempfile.TemporaryDirectory(prefix="trec-bridge-te-") as tmp:
             qpath, rpath = os.path.join(tmp, "qrels.txt"), os.path.join(tmp, "run.txt")
             _write_qrels(qrels, qpath)
