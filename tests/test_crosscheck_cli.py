@@ -75,7 +75,7 @@ def test_json_report(tmp_path):
     assert te["unsupported"] == {"Judged@5": "trec_eval has no judged-fraction measure"}
     assert te["served_by"]["RR@1"] == "recip_rank (cutoff ignored)"
     assert te["command"] and te["command"][0].startswith("trec_eval -q ")
-    # aggregates: strict, reference, emulation, difference = reference - strict, and the parts that make it up
+    # aggregates: strict, reference, emulation, difference = strict - reference, and the parts that make it up
     for tool in ALL:
         for name, agg in report["references"][tool]["aggregates"].items():
             assert set(agg) == {"strict", "reference", "emulation", "agrees", "difference", "parts"}
@@ -87,7 +87,7 @@ def test_json_report(tmp_path):
     # document: null for strict, 0 and counted for trec_eval -> 13/36
     assert ap["strict"] == pytest.approx(13 / 24) and ap["reference"] == pytest.approx(0.3611, abs=5e-5)
     assert [p["axis"] for p in ap["parts"]] == ["no_relevant"]
-    assert ap["parts"][0]["exact"] == "-13/72" and ap["parts"][0]["reason"] == "scored 0 and counted in the mean"
+    assert ap["parts"][0]["exact"] == "13/72" and ap["parts"][0]["reason"] == "scored 0 and counted in the mean"
     rr1 = te["aggregates"]["RR@1"]
     assert [p["axis"] for p in rr1["parts"]] == ["rr_cutoff"]  # q3 is 0 at RR@1 either way
     # per-query rows: every row agrees; rows where strict differs carry their parts

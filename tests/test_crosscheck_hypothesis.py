@@ -161,17 +161,17 @@ def check(case: Case, tool: str) -> None:
             assert reported == set(emulated), (name, reported, emulated)
         compared += len(per_query)
     assert compared > 0
-    # the parts along the walk add up to emulation minus strict, for the means and for every query
+    # the parts along the walk add up to strict minus emulation, for the means and for every query
     for name, agg in t.aggregates.items():
         deltas = [p["delta"] for p in agg["parts"]]
         if agg["strict"] is not None and agg["emulation"] is not None and None not in deltas:
-            assert abs(sum(deltas) - (agg["emulation"] - agg["strict"])) <= 1e-9, (name, agg)
+            assert abs(sum(deltas) - (agg["strict"] - agg["emulation"])) <= 1e-9, (name, agg)
     for row in t.rows:
         if "parts" in row:
             assert row["parts"], row  # strict differs from the reference: some axis must say why
             deltas = [p["delta"] for p in row["parts"]]
             if isinstance(row["strict"], float) and None not in deltas:
-                assert abs(sum(deltas) - (row["emulation"] - row["strict"])) <= 1e-9, row
+                assert abs(sum(deltas) - (row["strict"] - row["emulation"])) <= 1e-9, row
 
 
 def _available(tool: str) -> bool:

@@ -171,7 +171,7 @@ def test_crosscheck_explains_every_difference(shared_data, run_name, qrels_name)
                 assert row.get("parts"), row  # the difference is attributed to at least one axis
                 deltas = [p["delta"] for p in row["parts"]]
                 if isinstance(strict, float) and None not in deltas:
-                    assert abs(strict + sum(deltas) - row["emulation"]) <= 1e-9, row
+                    assert abs(strict - sum(deltas) - row["emulation"]) <= 1e-9, row
         # strict and the tool differ at least on nDCG (exponential vs linear gain), and that is attributed
         assert any(agg["parts"] for agg in t.aggregates.values()), t.tool
         for name, agg in t.aggregates.items():
@@ -180,4 +180,4 @@ def test_crosscheck_explains_every_difference(shared_data, run_name, qrels_name)
                 assert agg["parts"], (t.tool, name, agg)
                 deltas = [p["delta"] for p in agg["parts"]]
                 if agg["strict"] is not None and None not in deltas:
-                    assert abs(agg["strict"] + sum(deltas) - agg["emulation"]) <= 1e-9, (t.tool, name, agg)
+                    assert abs(agg["strict"] - sum(deltas) - agg["emulation"]) <= 1e-9, (t.tool, name, agg)

@@ -137,3 +137,13 @@ def test_empty_split_is_rejected():
     with pytest.raises(InvalidInput) as err:
         score(make_dataset(S1), make_run({}), parse_measures("R@2"), split="nope")
     assert err.value.code == "E_QUERY_SET_EMPTY"
+
+
+def test_ir_measures_policy_lets_the_last_repeat_win_as_its_dict_does():
+    # b 3.0, a 2.0, b 1.0: the dict keeps b=1.0, so a (relevant) ranks first
+    judgments = {"q1": {"a": 1, "b": 0}}
+    run = make_run({"q1": [("b", 3.0), ("a", 2.0), ("b", 1.0)]})
+    irm = score(make_dataset(judgments), run, parse_measures("RR"), get_policy("ir_measures"))
+    assert irm.queries[0].exact["RR"] == 1
+    with pytest.raises(InvalidInput):
+        score(make_dataset(judgments), run, parse_measures("RR"))

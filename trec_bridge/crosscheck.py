@@ -140,7 +140,7 @@ def _compare(check: ToolCheck, measures: list[Measure]) -> None:
             ref_mean is not None and emu_mean is not None and abs(emu_mean - ref_mean) <= tol)
         check.aggregates[name] = {
             "strict": strict_mean.value, "reference": ref_mean, "emulation": emu_mean, "agrees": agrees,
-            "difference": None if strict_mean.value is None or ref_mean is None else ref_mean - strict_mean.value,
+            "difference": None if strict_mean.value is None or ref_mean is None else strict_mean.value - ref_mean,
             "parts": [p.to_json() for p in mean_parts(walk, name)],
         }
         if not agrees:

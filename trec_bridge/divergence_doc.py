@@ -212,7 +212,7 @@ def _live_crosscheck(case: Case, versions: dict[str, str]) -> list[str]:
     from .errors import ReferenceUnavailable
 
     measures = parse_measures(case.measures)
-    lines = ["| tool | measure | strict | tool's value | emulated | agrees | reference − strict, by axis |",
+    lines = ["| tool | measure | strict | tool's value | emulated | agrees | strict − reference, by axis |",
              "|---|---|---|---|---|---|---|"]
     checks = []
     for tool in case.tools:
@@ -315,7 +315,7 @@ def generate() -> str:
              f"Each case below was run through `crosscheck` when this file was generated, with: {seen}."
              + (f" Not available (left out): {', '.join(missing)}." if missing else "")
              + " *tool's value* is the tool's own mean (trec_eval prints 4 decimals), *emulated* is our scorer under "
-             "the tool's named policy, and the last column splits reference − strict over the axes (exact "
+             "the tool's named policy, and the last column splits strict − reference over the axes (exact "
              "fractions where the measure is rational; `a→b` when a value appears or disappears).", ""]
     axis_order = [a.field for a in AXES]
     for case in sorted(CASES, key=lambda c: axis_order.index(c.axis)):

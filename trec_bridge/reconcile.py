@@ -25,7 +25,7 @@ ABSENT = "absent"  # the query is not in the policy's query set
 class Part:
     axis: str
     reason: str
-    delta: float | None  # change of the value at this step (None when a value appears or disappears)
+    delta: float | None  # value before this step minus value after it (None when a value appears or disappears)
     exact: Fraction | None = None
     before: object = None
     after: object = None
@@ -84,8 +84,8 @@ def per_query_parts(walk: Walk, query_id: str, measure: str, tables: list[dict])
             continue
         why = reason(axis_of[axis_name], getattr(result.policy, axis_name))
         if isinstance(before[0], float) and isinstance(after[0], float):
-            exact = after[1] - before[1] if before[1] is not None and after[1] is not None else None
-            parts.append(Part(axis_name, why, after[0] - before[0], exact))
+            exact = before[1] - after[1] if before[1] is not None and after[1] is not None else None
+            parts.append(Part(axis_name, why, before[0] - after[0], exact))
         else:
             parts.append(Part(axis_name, why, None, None, before[0], after[0]))
     return parts
@@ -101,8 +101,8 @@ def mean_parts(walk: Walk, measure: str) -> list[Part]:
             continue
         why = reason(axis_of[axis_name], getattr(result.policy, axis_name))
         if before.value is not None and after.value is not None:
-            exact = after.exact - before.exact if before.exact is not None and after.exact is not None else None
-            parts.append(Part(axis_name, why, after.value - before.value, exact))
+            exact = before.exact - after.exact if before.exact is not None and after.exact is not None else None
+            parts.append(Part(axis_name, why, before.value - after.value, exact))
         else:
             parts.append(Part(axis_name, why, None, None, before.value, after.value))
     return parts

@@ -84,7 +84,7 @@ class ScoreResult:
 def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = STRICT, *,
           split: str | None = None, chunk_map: ChunkMap | None = None) -> ScoreResult:
     """Score ``run`` on ``dataset`` under ``policy``; raise InvalidInput before any scoring."""
-    from .validate import check_run
+    from .validate import check_run, keep_last_repeat
 
     check_dataset(dataset)
     dataset = dataset.select_split(split)
@@ -101,6 +101,8 @@ def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = 
     if not base_set:
         raise InvalidInput("E_QUERY_SET_EMPTY", "the qrels judge no query", file=dataset.source)
     unjudged = check_run(run, dataset, base_set, policy)
+    if policy.duplicates == "last_wins":
+        run = keep_last_repeat(run)
     index_ids = _index_queries(policy, base_set, run, dataset)
     statuses = _statuses(index_ids, run)
     index = query_index(index_ids)

@@ -34,6 +34,15 @@ def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) 
     return unjudged
 
 
+def keep_last_repeat(run: Run) -> Run:
+    """Dict semantics (ir_measures, ranx): a document repeated in a ranking keeps its last row only."""
+    if run.unique_checked:
+        return run
+    frame = (run.frame.unique(subset=["query_id", "doc_id"], keep="last", maintain_order=True)
+             .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id").cast(pl.Int64)))
+    return Run(**{**run.__dict__, "frame": frame, "unique_checked": True})
+
+
 def _set_name(dataset: Dataset) -> str:
     return f"split {dataset.split!r}" if dataset.split else "dataset queries"
 

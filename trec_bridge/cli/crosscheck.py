@@ -115,7 +115,7 @@ def render(result, per_query: bool) -> str:
             continue
         ref = t.reference
         out.append(f"== {t.tool} {t.version} (emulated by policy {t.policy.name})")
-        out.append(f"{'measure':<24} {'strict':>8} {'ref':>8} {'emulated':>8}  ok   ref - strict by axis")
+        out.append(f"{'measure':<24} {'strict':>8} {'ref':>8} {'emulated':>8}  ok   strict - ref by axis")
         for name, agg in t.aggregates.items():
             parts = ", ".join(f"{p['axis']} {_f(p['delta']) if p['delta'] is not None else _f(p.get('from')) + '->' + _f(p.get('to'))}"
                               for p in agg["parts"]) or "-"
