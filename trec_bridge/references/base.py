@@ -84,6 +84,31 @@ class Reference(ABC):
         return keep
 
 
+class PythonReference(Reference):
+    """A reference that is a Python package: imported lazily, so its absence is reported, not fatal."""
+
+    module_name: str = ""
+    pip_name: str = ""
+
+    def _module(self):
+        import importlib
+
+        try:
+            return importlib.import_module(self.module_name)
+        except ImportError as exc:
+            raise unavailable(f"{self.module_name} is not installed ({exc}); pip install {self.pip_name}") from None
+
+    def available(self) -> bool:
+        try:
+            self._module()
+            return True
+        except Exception:  # noqa: BLE001  (a broken install is "not available", never a crash)
+            return False
+
+    def version(self) -> str:
+        return str(getattr(self._module(), "__version__", "unknown"))
+
+
 def unavailable(message: str) -> ReferenceUnavailable:
     return ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", message)
 

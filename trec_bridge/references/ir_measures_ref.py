@@ -13,34 +13,18 @@ from __future__ import annotations
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, check_unique, crashing_queries, gain_map, negative_gain_reason,
-                   qrels_dict, run_dict, scored_frame, unavailable)
+from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, gain_map, negative_gain_reason,
+                   qrels_dict, run_dict, scored_frame)
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
                             "(AmenRa/ranx#79)"}
 FAMILY_NAMES = {"R": "R", "P": "P", "Success": "Success", "RR": "RR", "AP": "AP", "nDCG": "nDCG", "Judged": "Judged"}
 
 
-class IrMeasures(Reference):
+class IrMeasures(PythonReference):
     name = "ir_measures"
+    module_name, pip_name = "ir_measures", "ir-measures"
     precision = None  # doubles (gdeval would print 5 decimals, but no measure of ours routes there)
-
-    def _module(self):
-        try:
-            import ir_measures
-        except ImportError as exc:
-            raise unavailable(f"ir_measures is not installed ({exc}); pip install ir-measures") from None
-        return ir_measures
-
-    def available(self) -> bool:
-        try:
-            self._module()
-            return True
-        except Exception:  # noqa: BLE001
-            return False
-
-    def version(self) -> str:
-        return str(getattr(self._module(), "__version__", "unknown"))
 
     def to_ir_measure(self, measure: Measure, rel: int, gains: dict[int, float] | None = None):
         """The ir_measures measure object for ``measure`` at threshold ``rel``, or a reason string."""

@@ -13,30 +13,14 @@ import warnings
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, check_unique, crashing_queries, qrels_dict, run_dict,
+from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, qrels_dict, run_dict,
                    scored_frame, trec_eval_name, trec_eval_reason, unavailable)
 
 
-class PytrecEval(Reference):
+class PytrecEval(PythonReference):
     name = "pytrec_eval"
+    module_name, pip_name = "pytrec_eval", "pytrec-eval-terrier"
     precision = None  # full doubles
-
-    def _module(self):
-        try:
-            import pytrec_eval
-        except ImportError as exc:
-            raise unavailable(f"pytrec_eval is not installed ({exc}); pip install pytrec-eval-terrier") from None
-        return pytrec_eval
-
-    def available(self) -> bool:
-        try:
-            self._module()
-            return True
-        except Exception:  # noqa: BLE001
-            return False
-
-    def version(self) -> str:
-        return str(getattr(self._module(), "__version__", "unknown"))
 
     def _reason(self, measure: Measure, rel: int) -> str | None:
         reason = trec_eval_reason(measure, rel)
