@@ -72,7 +72,7 @@ RANX_NAMES = {"ndcg@10": "nDCG@10", "mrr@10": "RR@10", "recall@100": "R@100", "r
               "precision@10": "P@10", "map": "AP"}
 ORDER_FREE = ("R@100", "R@1000", "P@10", "AP")  # with nDCG@10 (binary qrels): strict must equal trec_eval
 
-# Expected sha256 of gen.py's output (numpy 2.x PCG64), from /work/shared/bench/README.md.
+# Expected sha256 of gen.py's output (numpy 2.x PCG64), from shared/bench/README.md.
 KNOWN_SHA256 = {
     "W1.run": "b08cdb00845b4ecd00eb0e33a0b02be4cbff3974b4f8c1236b49408613421168",
     "W1.qrels": "388004dd28cceb2d97797c0dd57d907e814f6307f6bd29e919f07b8adc286f6e",
