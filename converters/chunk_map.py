@@ -11,7 +11,8 @@ from trec_bridge.errors import InvalidInput
 from trec_bridge.files import read_input_bytes
 from trec_bridge.model import CHUNK_SCHEMA, ChunkMap
 
-from .strict_json import parse_json
+from .strict_json import check_ids, json_path, parse_json
+from .text_lines import check_bytes
 
 
 def load_chunk_map(path) -> ChunkMap:
@@ -23,7 +24,10 @@ def load_chunk_map(path) -> ChunkMap:
         for chunk, target in pairs:
             if not isinstance(target, str) or not target:
                 raise InvalidInput("E_JSON_SCHEMA", f"chunk {chunk!r} must map to a document ID string, got {target!r}",
-                                   file=file, json_path=f"$.{chunk}")
+                                   file=file, json_path=json_path((chunk,)))
+        chunks = [c for c, _ in pairs]
+        check_ids(chunks, lambda i: (chunks[i],), file)  # same ID rule as a dataset's chunk_map
+        check_ids([t for _, t in pairs], lambda i: (chunks[i],), file)
     else:
         pairs = _text_pairs(raw, file)
     if not pairs:
@@ -33,12 +37,10 @@ def load_chunk_map(path) -> ChunkMap:
 
 
 def _text_pairs(raw: bytes, file: str) -> list[tuple[str, str]]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("E_ENCODING", "the chunk map is not valid UTF-8", file=file) from None
-    pairs, seen = [], set()
-    for n, line in enumerate(text.splitlines(), 1):
+    check_bytes(raw, file)  # BOM, NUL, UTF-8, separators the tools disagree on: as in TREC files
+    text = raw.decode("utf-8")
+    pairs, seen = [], {}
+    for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): \x0c or U+2028 would shift line numbers
         fields = line.split()
         if not fields:
             continue
@@ -46,8 +48,8 @@ def _text_pairs(raw: bytes, file: str) -> list[tuple[str, str]]:
             raise InvalidInput("E_TREC_COLUMNS", f"expected 2 columns (chunk, document), found {len(fields)}",
                                file=file, line=n)
         if fields[0] in seen:
-            raise InvalidInput("E_CHUNK_MAP_DUPLICATE", "chunk listed twice in the chunk map", file=file, line=n,
-                               doc=fields[0])
-        seen.add(fields[0])
+            raise InvalidInput("E_CHUNK_MAP_DUPLICATE", f"chunk {fields[0]!r} is listed twice in the chunk map (first on "
+                               f"line {seen[fields[0]]})", file=file, line=n)
+        seen[fields[0]] = n
         pairs.append((fields[0], fields[1]))
     return pairs

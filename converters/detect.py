@@ -11,26 +11,15 @@ from pathlib import Path
 import polars as pl
 
 from trec_bridge.errors import InvalidInput
-from trec_bridge.files import read_input_bytes
+from trec_bridge.files import head_bytes, read_input_bytes
 from trec_bridge.model import Dataset, Qrels, Query, Run
 
 
 def is_json(path: str | Path) -> bool:
     """Sniff the first non-blank byte of the (possibly gzipped) file without reading all of it."""
-    import gzip
-
-    p = Path(path)
-    if not p.is_file():
+    if not Path(path).is_file():
         read_input_bytes(path)  # raises the right error for a missing file or a directory
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(4096)
-        if head[:2] == b"\x1f\x8b":
-            with gzip.open(p, "rb") as fh:
-                head = fh.read(4096)
-    except (OSError, EOFError):
-        return False  # the reader that follows reports the corrupt or unreadable file properly
-    return head.lstrip(b" \t\r\n")[:1] == b"{"
+    return head_bytes(path).lstrip(b" \t\r\n")[:1] == b"{"
 
 
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
@@ -84,14 +73,14 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
 
 def read_query_ids(path: str | Path) -> list[str]:
     """Query IDs, one per line (first whitespace-separated field, so TREC topic TSVs work too)."""
+    from .text_lines import check_bytes
+
     raw = read_input_bytes(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("E_ENCODING", "query file is not valid UTF-8", file=str(path)) from None
+    check_bytes(raw, str(path))  # a BOM would become part of the first ID; NUL, bad UTF-8: refused with a line
+    text = raw.decode("utf-8")
     ids: list[str] = []
     seen: set[str] = set()
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         qid = line.split()[0]

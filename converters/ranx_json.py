@@ -30,7 +30,7 @@ from itertools import repeat
 import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
-from trec_bridge.files import atomic_write, read_input_bytes
+from trec_bridge.files import atomic_write, head_bytes, read_input_bytes
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 
 from . import strict_json as sj
@@ -40,7 +40,7 @@ _OUR_FORMAT = re.compile(rb'"format"\s*:\s*"')  # ranx values are numbers, ours 
 
 def looks_like_ranx(path: str | os.PathLike) -> bool:
     """A JSON object with no string-valued ``"format"`` key near its start (ours always have one)."""
-    head = read_input_bytes(path)[:65536].lstrip(b" \t\r\n")
+    head = head_bytes(path, 65536).lstrip(b" \t\r\n")
     return head[:1] == b"{" and not _OUR_FORMAT.search(head)
 
 
@@ -104,6 +104,8 @@ def read_ranx_run(path: str | os.PathLike, *, run_id: str | None = None, dataset
 def read_ranx_qrels(path: str | os.PathLike) -> Qrels:
     """A ranx JSON qrels file as ``Qrels`` (iteration "0"), in file order."""
     doc, file = _read_nested(path, "qrels")
+    if not doc:  # as an empty TREC qrels file: nothing defines the query set
+        raise InvalidInput("E_FILE_EMPTY", "the ranx qrels lists no query", file=file)
     for q, inner in doc.items():
         if not inner:
             raise sj.schema_error((q,), f"query {q!r} has no judgment; a qrels file lists judged documents "

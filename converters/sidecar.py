@@ -100,7 +100,7 @@ def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     side = str(path)
     try:
         manifest = json.loads(path.read_bytes(), object_pairs_hook=_no_duplicate_keys)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands deep
         raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read ({exc})", file=side) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput("E_SIDECAR", f"not a {FORMAT} manifest", file=side)
@@ -110,7 +110,8 @@ def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     if manifest.get("kind") != kind:
         raise InvalidInput("E_SIDECAR", f"the manifest describes a {manifest.get('kind')!r} file, not a {kind}",
                            file=side)
-    expected = (manifest.get("trec_file") or {}).get("sha256")
+    trec_file = manifest.get("trec_file")
+    expected = trec_file.get("sha256") if isinstance(trec_file, dict) else None  # "trec_file": true was a traceback
     if expected != sha256_file(trec_path):
         raise InvalidInput("E_SIDECAR", f"the manifest was written for other content than {trec_path} "
                            "(SHA-256 differs): the TREC file was edited or replaced. Delete the manifest, or read "

@@ -70,6 +70,11 @@ class Columns:
         return int(self.lines[row]) if self.lines is not None else row + 1
 
 
+def clip(text: str, limit: int = 120) -> str:
+    """A quoted piece of the user's file, shortened so a megabyte line does not become a megabyte message."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def line_at(raw: bytes, offset: int) -> int:
     """1-based number of the line holding byte ``offset``."""
     return raw.count(b"\n", 0, offset) + 1
@@ -222,7 +227,7 @@ def _general_path(raw: bytes, fields: list[Field], file: str, blank_lines: str, 
                                "(trec_eval stops with 'Malformed line' there)", file=file, line=row + 1)
         text = lines[row]
         found = len(re.findall(_FIELD, text))
-        raise InvalidInput("E_TREC_COLUMNS", f"expected {n} columns ({layout}), found {found}: {text.strip()!r}",
+        raise InvalidInput("E_TREC_COLUMNS", f"expected {n} columns ({layout}), found {found}: {clip(text.strip())!r}",
                            file=file, line=row + 1)
     keep = np.flatnonzero(~blank)
     frame = parts if keep.size == len(blank) else parts[keep]
@@ -272,4 +277,4 @@ def _check_values(cols: Columns, fields: list[Field], file: str, *, typed: bool)
         where["query"] = cols.frame.get_column("query_id")[row]
     if "doc_id" in names:
         where["doc"] = cols.frame.get_column("doc_id")[row]
-    raise InvalidInput(f.code, f"{f.name} {text!r} is not {f.expected}", **where)
+    raise InvalidInput(f.code, f"{f.name} {clip(text)!r} is not {f.expected}", **where)

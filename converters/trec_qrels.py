@@ -26,7 +26,8 @@ QRELS_FIELDS = [
     Field("query_id"),
     Field("iteration"),
     Field("doc_id"),
-    Field("grade", pl.Int64, INTEGER_PATTERN, None, "E_QRELS_GRADE", "an integer relevance grade (such as 0, 1, 2, -1)"),
+    Field("grade", pl.Int64, INTEGER_PATTERN, None, "E_QRELS_GRADE",
+          "an integer relevance grade (such as 0, 1, 2, -1; at most 2^63-1 in size)"),
 ]
 
 

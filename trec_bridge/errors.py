@@ -26,6 +26,7 @@ ERROR_CODES: dict[str, str] = {
     "E_ENCODING": "a file is not valid UTF-8",
     "E_BOM": "a file starts with a UTF-8 byte-order mark",
     "E_NUL_BYTE": "a file contains a NUL byte",
+    "E_TOO_LARGE": "an input file would need more memory than the process may use",
     # TREC lines
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",
     "E_TREC_BLANK_LINE": "a blank line in a TREC qrels file",

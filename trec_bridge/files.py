@@ -10,26 +10,63 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import stat
 import tempfile
 import zlib
 from pathlib import Path
 from typing import Callable, IO
 
+from . import memory_guard
 from .errors import InvalidInput, TrecBridgeError
 
 GZIP_MAGIC = b"\x1f\x8b"
+_HEAD = 4096  # bytes read first, to tell the kind of file before loading it
+_BLOCK = 1 << 24  # pipes and devices are read in blocks of 16 MiB
+
+
+def _gunzip_head(head: bytes) -> bytes:
+    """The first uncompressed bytes of a gzip file (for sniffing only; corrupt data gives b"")."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(head, _HEAD)
+    except zlib.error:
+        return b""
 
 
 def read_input_bytes(path: str | os.PathLike) -> bytes:
-    """The file's content, gunzipped when it starts with the gzip magic."""
+    """The file's content, gunzipped when it starts with the gzip magic.
+
+    Before reading a regular file, ``memory_guard.check_input`` refuses one
+    that would not fit in the memory the process may use (E_TOO_LARGE).
+    """
     p = Path(path)
     name = str(path)
     if p.is_dir():
         raise InvalidInput("E_FILE_IS_DIRECTORY", "is a directory, expected a file", file=name)
     if not p.exists():
         raise InvalidInput("E_FILE_NOT_FOUND", "no such file", file=name)
+    if stat.S_ISFIFO(p.stat().st_mode) or stat.S_ISSOCK(p.stat().st_mode):
+        raise InvalidInput("E_FILE_UNREADABLE", "is a pipe: an input is read more than once (its first bytes tell "
+                           "its format), and a pipe would lose those bytes. Write it to a file first (gzip files are "
+                           "read directly, no need for <(zcat ...))", file=name)
     try:
-        raw = p.read_bytes()
+        with open(p, "rb") as fh:
+            head = fh.read(_HEAD)
+            info = os.fstat(fh.fileno())
+            if stat.S_ISREG(info.st_mode):
+                size, plain = info.st_size, head
+                if head[:2] == GZIP_MAGIC:
+                    size = memory_guard.gzip_size(fh, size)
+                    plain = _gunzip_head(head)
+                memory_guard.check_input(name, size, plain)
+                fh.seek(0)
+                raw = fh.read()
+            else:  # a pipe or a device has no size: check as it grows (/dev/zero must not eat the memory)
+                blocks, total = [head], len(head)
+                while block := fh.read(_BLOCK):
+                    blocks.append(block)
+                    total += len(block)
+                    memory_guard.check_input(name, total, head)
+                raw = b"".join(blocks)
     except OSError as exc:
         raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
     if raw[:2] == GZIP_MAGIC:
@@ -38,6 +75,22 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise InvalidInput("E_GZIP_CORRUPT", f"gzip data is truncated or corrupt ({exc})", file=name) from None
     return raw
+
+
+def head_bytes(path: str | os.PathLike, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of the (possibly gzipped) content, b"" when unreadable: for sniffing a format.
+
+    The reader that follows reports a missing, unreadable or corrupt file with its proper code.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(n)
+        if head[:2] == GZIP_MAGIC:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(n)
+    except (OSError, EOFError, zlib.error):
+        return b""
+    return head
 
 
 def _umask() -> int:

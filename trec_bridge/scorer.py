@@ -99,7 +99,9 @@ def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = 
         run, evidence = collapsed.run, collapsed.evidence
     base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
     if not base_set:
-        raise InvalidInput("E_QUERY_SET_EMPTY", "the qrels judge no query", file=dataset.source)
+        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {split!r}: qrels files (TREC, ranx) have no "
+                           "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
+                           file=dataset.source)
     unjudged = check_run(run, dataset, base_set, policy)
     if policy.duplicates == "last_wins":
         run = keep_last_repeat(run)

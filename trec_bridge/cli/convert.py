@@ -96,16 +96,9 @@ def is_json_name(path: str) -> bool:
 
 def _not_json_content(path: str) -> None:
     """A TREC name on a JSON file would fail on line 1 with a puzzling message: say what is wrong."""
-    import gzip
+    from ..files import head_bytes
 
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-        if head[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(4096)
-    except (OSError, EOFError):
-        return  # the reader reports unreadable files with the proper code
+    head = head_bytes(path)
     if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
         raise UsageError("E_USAGE", f"{path} holds JSON but its name does not end in .json, so it would be read "
                          "as a TREC file; rename it to *.json")

@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     except TrecBridgeError as exc:
         sys.stderr.write(f"trec-bridge: error: {exc.render()}\n")
         return exc.exit_code
+    except MemoryError:  # an allocation failed in Python or numpy despite memory_guard's estimate
+        sys.stderr.write("trec-bridge: error: [E_TOO_LARGE] ran out of memory; the inputs need more memory than "
+                         "this process may use (raise the limit or use a machine with more memory)\n")
+        return EXIT_INVALID
     except KeyboardInterrupt:
         sys.stderr.write("trec-bridge: interrupted; no output was written\n")
         return 130

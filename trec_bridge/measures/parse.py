@@ -18,6 +18,7 @@ ALIASES = {"Hit": "Success", "MRR": "RR", "MAP": "AP", "Recall": "R", "NDCG": "n
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
 DCG_TO_GAIN = {"log2": "linear", "exp-log2": "exp"}
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def parse_measures(text: str | list[str]) -> list[Measure]:
@@ -70,7 +71,7 @@ def parse_measure(token: str) -> Measure:
     kwargs: dict = {}
     for key, value in params.items():
         if key == "dcg" and name == "nDCG":
-            if value not in DCG_TO_GAIN:
+            if not isinstance(value, str) or value not in DCG_TO_GAIN:  # dcg=[1]: unhashable, was a TypeError
                 raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {token!r}")
             key, value = "gain", DCG_TO_GAIN[value]
         if key not in family.params:
@@ -86,6 +87,8 @@ def _cutoff(raw: str | None, token: str) -> int | None:
         return None
     if not re.fullmatch(r"[0-9]+", raw) or int(raw) <= 0:
         raise InvalidInput("E_CUTOFF", f"cutoff {raw!r} in {token!r} is not a positive integer")
+    if int(raw) > INT64_MAX:  # k = 10**12 is fine (no ranking is that long); beyond int64 numpy cannot hold it
+        raise InvalidInput("E_CUTOFF", f"cutoff {raw!r} in {token!r} is above 2**63-1, the largest cutoff supported")
     return int(raw)
 
 
@@ -102,13 +105,25 @@ def _params(raw: str, token: str) -> dict:
             raise InvalidInput("E_MEASURE_PARAM", f"parameter {key!r} given twice (in {token!r})")
         value = value.strip()
         try:
+            _no_duplicate_keys(value, key, token)
             out[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # {[1]: 2}: unhashable key
             if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", value):
                 out[key] = value  # a bare word, as in gain=linear
             else:
                 raise InvalidInput("E_MEASURE_PARAM", f"cannot read value {value!r} of {key} (in {token!r})") from None
     return out
+
+
+def _no_duplicate_keys(value: str, key: str, token: str) -> None:
+    """``gains={1:1,1:2}`` would silently keep the last gain (literal_eval builds a dict): refuse it."""
+    if "{" not in value:
+        return
+    tree = ast.parse(value, mode="eval")  # SyntaxError is handled by the caller
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict) and None not in node.keys:  # None: a {**x} unpacking, refused by literal_eval
+            if len(ast.literal_eval(node)) != len(node.keys):  # 1 and True are the same key too
+                raise InvalidInput("E_MEASURE_PARAM", f"the same key appears twice in {key}={value} (in {token!r})")
 
 
 def _split_commas(raw: str) -> list[str]:
@@ -127,8 +142,8 @@ def _split_commas(raw: str) -> list[str]:
 
 def _check_param(key: str, value, token: str):
     if key == "rel":
-        if type(value) is not int:
-            raise InvalidInput("E_MEASURE_PARAM", f"rel must be an integer, got {value!r} (in {token!r})")
+        if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
+            raise InvalidInput("E_MEASURE_PARAM", f"rel must be a 64-bit integer, got {value!r} (in {token!r})")
         return value
     if key == "gain":
         if not isinstance(value, str) or value.lower() not in GAINS:
@@ -139,7 +154,8 @@ def _check_param(key: str, value, token: str):
             raise InvalidInput("E_MEASURE_PARAM", f"gains must be a non-empty {{grade: gain}} map (in {token!r})")
         items = []
         for g, v in value.items():
-            if type(g) is not int or isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == float("inf"):
+            if (type(g) is not int or not INT64_MIN <= g <= INT64_MAX or isinstance(v, bool) or not isinstance(v, (int, float))
+                    or v != v or abs(v) == float("inf")):
                 raise InvalidInput("E_MEASURE_PARAM", f"gains maps integer grades to finite numbers, got {g!r}: {v!r} (in {token!r})")
             items.append((g, float(v)))
         return tuple(sorted(items))

@@ -1,0 +1,234 @@
+"""Refuse an input file that would not fit in memory, before loading it.
+
+polars and numpy allocate outside Python: when an allocation fails there, a
+Rust allocation failure aborts the whole process (SIGABRT), and under a
+container limit the kernel's OOM killer sends SIGKILL.  Neither can be caught,
+so a file too large for the memory the tool may use must be refused *before*
+it is read: ``check_input`` estimates the memory the command will need for a
+file from its size and kind, compares it with the tightest limit in force and
+raises ``E_TOO_LARGE`` naming the file, its size, the estimate and the limit.
+
+The estimate is ``fixed + ratio x size`` (size uncompressed; for gzip the
+ISIZE trailer).  The ratios are the peak resident memory of a whole ``score``
+command per byte of the file, measured with polars 2.1 / numpy 2.4 (see
+docs/errors.md "Memory"), rounded up:
+
+* TREC run (6 columns)   5.2-8.5 x  ->  10
+* TREC qrels (4 columns) 10-30 x   ->  16 (scoring joins every judgment)
+* JSON dataset or run    15.6-17 x ->  20 (Python objects per entry)
+* anything else          (chunk map 12.7 x, query file 6.9 x: Python lists) -> 16
+
+The limits, tightest first: RLIMIT_AS (compared with the address space in use,
+VmSize, plus what polars' thread pool reserves when it starts: glibc arenas
+of 64 MiB and thread stacks), RLIMIT_DATA (VmData), the cgroup's memory.max
+(v2) or memory.limit_in_bytes (v1) minus its working set, and otherwise
+MemAvailable.  Only Linux's /proc and /sys are read, once per file: a few
+small reads, no allocation proportional to the file.
+
+``TREC_BRIDGE_MEMORY_GUARD=off`` turns the check off (for measurements).
+"""
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InvalidInput
+
+MiB = 1 << 20
+FIXED = 64 * MiB  # imports, report building, interpreter slack
+RATIOS = {"trec_run": 10, "trec_qrels": 16, "json": 20, "other": 16}
+KIND_NAMES = {"trec_run": "TREC run", "trec_qrels": "TREC qrels", "json": "JSON", "other": "text"}
+ARENA = 64 * MiB  # glibc's per-thread malloc arena reservation on 64-bit
+STACK = 8 * MiB
+_UNLIMITED = 1 << 62
+_state = {"checks": 0}  # polars' pool reserve is counted for the first file of a process only
+
+
+@dataclass(frozen=True)
+class Limit:
+    name: str  # "RLIMIT_AS (ulimit -v)", ...
+    limit: int  # bytes
+    used: int  # bytes already counted against it
+    reserve: int = 0  # bytes the tool will take whatever the file (thread pool)
+
+    @property
+    def headroom(self) -> int:
+        return self.limit - self.used - self.reserve
+
+
+def check_input(name: str, size: int, head: bytes) -> None:
+    """Raise E_TOO_LARGE when a file of ``size`` bytes (uncompressed) starting with ``head`` cannot fit."""
+    if os.environ.get("TREC_BRIDGE_MEMORY_GUARD", "").lower() in ("off", "0", "no"):
+        return
+    first = _state["checks"] == 0
+    _state["checks"] += 1
+    kind = sniff(head)
+    need = estimate(size, kind)
+    for lim in limits(first_file=first):
+        if need > lim.headroom:
+            raise InvalidInput("E_TOO_LARGE", _message(size, kind, need, lim), file=name)
+
+
+def sniff(head: bytes) -> str:
+    """The kind of file from its first bytes: JSON, TREC run (6 fields), TREC qrels (4 fields), other."""
+    text = head.lstrip(b" \t\r\n")
+    if text[:1] in (b"{", b"["):
+        return "json"
+    fields = len(text.split(b"\n", 1)[0].split())
+    return {6: "trec_run", 4: "trec_qrels"}.get(fields, "other")
+
+
+def estimate(size: int, kind: str) -> int:
+    return FIXED + RATIOS[kind] * size
+
+
+MAX_DEFLATE_RATIO = 1032  # deflate never expands more than this
+
+
+def gzip_size(fh, compressed: int) -> int:
+    """Uncompressed size of a gzip file from its ISIZE trailer (the size mod 2**32), within what deflate allows.
+
+    ``fh`` is the open, seekable file; its position is left at the end.  A
+    truncated file's trailer is garbage, hence the cap at 1032 x the
+    compressed size; a multi-member file reports its last member only.
+    """
+    try:
+        fh.seek(-4, os.SEEK_END)
+        isize = int.from_bytes(fh.read(4), "little")
+    except OSError:
+        return compressed
+    # incompressible data grows by ~5 bytes per 64 KiB block plus the header: anything smaller wrapped past 4 GiB
+    while isize + 64 + compressed // 8192 < compressed:
+        isize += 1 << 32
+    return min(isize, compressed * MAX_DEFLATE_RATIO)
+
+
+def limits(first_file: bool = True) -> list[Limit]:
+    """Every memory limit in force, each with what is already used against it."""
+    out: list[Limit] = []
+    status = _proc_status()
+    reserve_as, reserve_data = _pool_reserve() if first_file else (0, 0)
+    for res, label, field, reserve in ((resource.RLIMIT_AS, "RLIMIT_AS (ulimit -v)", "VmSize", reserve_as),
+                                       (resource.RLIMIT_DATA, "RLIMIT_DATA (ulimit -d)", "VmData", reserve_data)):
+        soft, _hard = resource.getrlimit(res)
+        if soft != resource.RLIM_INFINITY and 0 <= soft < _UNLIMITED:
+            out.append(Limit(label, soft, status.get(field, 0), reserve))
+    cgroup = _cgroup_limit()
+    if cgroup is not None:
+        out.append(cgroup)
+    avail = _meminfo_available()  # in a container this is the host's: the cgroup limit above is the real one
+    if avail is not None:
+        out.append(Limit("MemAvailable (free memory)", avail, 0))
+    return out
+
+
+def _message(size: int, kind: str, need: int, lim: Limit) -> str:
+    reserve = f", {_mib(lim.reserve)} will be reserved by the thread pool" if lim.reserve else ""
+    left = max(lim.headroom, 0)
+    text = (f"this {KIND_NAMES[kind]} file ({_mib(size)}) needs about {_mib(need)} of memory to load and score "
+            f"({RATIOS[kind]} x its size + {_mib(FIXED)}), but the limit {lim.name} is {_mib(lim.limit)}: "
+            f"{_mib(lim.used)} is in use{reserve}, {_mib(left)} is left. Raise the limit, use a machine with more "
+            "memory, or split the file into smaller parts (by query)")
+    if lim.reserve:
+        text += "; POLARS_MAX_THREADS=1 MALLOC_ARENA_MAX=2 make the thread pool reserve less address space"
+    return text
+
+
+def _mib(n: int) -> str:
+    return f"{n / MiB:,.0f} MiB" if n >= MiB else f"{n:,} bytes"
+
+
+def _proc_status() -> dict[str, int]:
+    out: dict[str, int] = {}
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                key, _, value = line.partition(b":")
+                if key in (b"VmSize", b"VmData", b"VmRSS"):
+                    out[key.decode()] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def _pool_reserve() -> tuple[int, int]:
+    """Address space (and data) polars' thread pool takes when it starts: per thread a stack and a malloc arena.
+
+    Measured with polars 2.1 on 2 cores: a pool of n threads starts about
+    3n + 3 threads; glibc gives each a 64 MiB arena up to 8 x cores arenas
+    (MALLOC_ARENA_MAX overrides).  Counted before the first file of a process
+    is read, i.e. before any parsing started the pool.
+    """
+    cores = os.cpu_count() or 1
+    try:
+        pool = int(os.environ.get("POLARS_MAX_THREADS", "") or 0) or len(os.sched_getaffinity(0))
+    except (ValueError, AttributeError, OSError):
+        pool = cores
+    threads = 3 * pool + 3
+    try:
+        max_arenas = int(os.environ.get("MALLOC_ARENA_MAX", "") or 0) or 8 * cores
+    except ValueError:
+        max_arenas = 8 * cores
+    arenas = max(0, min(threads, max_arenas - 1))
+    return arenas * ARENA + threads * STACK, threads * STACK
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value < _UNLIMITED else None
+
+
+def _inactive_file(stat: Path, key: str) -> int:
+    try:
+        for line in stat.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cgroup_limit() -> Limit | None:
+    """The cgroup's memory limit and working set (usage minus reclaimable file cache), v2 then v1."""
+    root = Path("/sys/fs/cgroup")
+    rel = ""
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                rel = line[3:].lstrip("/")
+    except OSError:
+        pass
+    for folder in ([root / rel] if rel else []) + [root]:
+        limit = _read_int(folder / "memory.max")
+        if limit is not None:
+            used = (_read_int(folder / "memory.current") or 0) - _inactive_file(folder / "memory.stat", "inactive_file")
+            return Limit("cgroup memory.max", limit, max(used, 0))
+    v1 = root / "memory"
+    limit = _read_int(v1 / "memory.limit_in_bytes")
+    if limit is not None:
+        used = (_read_int(v1 / "memory.usage_in_bytes") or 0) - _inactive_file(v1 / "memory.stat", "total_inactive_file")
+        return Limit("cgroup memory.limit_in_bytes", limit, max(used, 0))
+    return None
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
