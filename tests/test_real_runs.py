@@ -95,3 +95,18 @@ def test_every_shared_run_round_trips(shared_data, tmp_path, name):
         assert written_in_float32_order(out)
         bare = read_trec_run(out)
         assert bare.frame.select("query_id", "doc_id", "rank").equals(run.frame.select("query_id", "doc_id", "rank"))
+
+
+@pytest.mark.parametrize("name", shared_runs() or ["(no shared data)"])
+def test_every_shared_run_survives_json_and_back(shared_data, tmp_path, name):
+    """read -> JSON -> TREC -> read keeps every query's order (the issue's round trip through our format)."""
+    from converters.json_run import dump_run, load_run
+
+    run = read_trec_run(shared_data / "runs" / name)
+    run.dataset_id = "shared-data"
+    dump_run(run, tmp_path / "run.json")
+    via_json = load_run(tmp_path / "run.json")
+    write_trec_run(via_json, tmp_path / "run.trec", sidecar=False)
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back.queries == run.queries
+    assert back.frame.select("query_id", "doc_id", "rank").equals(run.frame.select("query_id", "doc_id", "rank"))
