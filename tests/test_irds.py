@@ -89,6 +89,27 @@ def test_dl19_judged_offline(shared_data, tmp_path, via_downloads):
     assert back.read_bytes() == (shared_data / QRELS).read_bytes()
 
 
+def test_readme_three_commands_on_real_dl19_files(shared_data, tmp_path):
+    """README: an ir_datasets ID and a TREC run -> a strict report and a TREC export, in three commands."""
+    home = tmp_path / "irds"
+    place_dl19(home, shared_data)
+    dataset, report, export = tmp_path / "dl19.json", tmp_path / "report.json", tmp_path / "run.export.trec"
+    run = shared_data / "runs" / "sigir25-annotation" / "tirex_rankgpt4o_msmarco-passage-trec-dl-2019-judged.run"
+    assert cli("import", "irds", DL19, "-o", str(dataset), home=home).returncode == 0
+    scored = cli("score", str(dataset), str(run), "nDCG@10 RR(rel=2) AP(rel=2)", "--json", str(report), home=home)
+    assert scored.returncode == 0, scored.stderr
+    import json
+
+    means = json.loads(report.read_text())["means"]
+    assert means["AP(rel=2)"]["eligible"] == 43 and means["nDCG@10"]["value"] is not None
+    exported = cli("export", "run", str(run), "--to", "trec", "-o", str(export), home=home)
+    assert exported.returncode == 0, exported.stderr
+    from converters.trec_run import read_trec_run
+
+    original, back = read_trec_run(run), read_trec_run(export)
+    assert back.frame.select("query_id", "doc_id", "rank").equals(original.frame.select("query_id", "doc_id", "rank"))
+
+
 def test_missing_file_fails_fast_with_the_expected_path(tmp_path):
     home = tmp_path / "empty-home"
     home.mkdir()
