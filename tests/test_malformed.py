@@ -112,8 +112,11 @@ def _check(case: dict, rc: int, out: str, err: str, tmp: Path, inputs: set[Path]
         return
     assert rc == 1, (rc, err)
     code = case["code"]
-    last = err.strip().splitlines()[-1] if err.strip() else ""
+    lines = err.strip().splitlines()
+    last = lines[-1] if lines else ""
     assert last.startswith(f"trec-bridge: error: [{code}]"), err
+    # one line; only argparse's usage block may come before it (no warnings, no notes)
+    assert all(ln.startswith(("usage:", " ")) for ln in lines[:-1]), err
     for part in case.get("where", []):
         assert part in last, f"{part!r} not in {last!r}"
     assert not _leftovers(tmp, inputs), f"output left behind: {_leftovers(tmp, inputs)}"

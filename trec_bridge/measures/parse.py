@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 from ..errors import InvalidInput
 from .base import FAMILIES, Measure
@@ -105,8 +106,10 @@ def _params(raw: str, token: str) -> dict:
             raise InvalidInput("E_MEASURE_PARAM", f"parameter {key!r} given twice (in {token!r})")
         value = value.strip()
         try:
-            _no_duplicate_keys(value, key, token)
-            out[key] = ast.literal_eval(value)
+            with warnings.catch_warnings():  # "1if" would print "<unknown>:1: SyntaxWarning" on stderr
+                warnings.simplefilter("ignore", SyntaxWarning)
+                _no_duplicate_keys(value, key, token)
+                out[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # {[1]: 2}: unhashable key
             if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", value):
                 out[key] = value  # a bare word, as in gain=linear
