@@ -135,6 +135,14 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InvalidInput("E_SIDECAR", f"malformed sidecar manifest ({type(exc).__name__}: {exc})",
                            file=side) from None
+    qids = [q for q, _ in entries]
+    if len(set(qids)) != len(qids):  # found by fuzzing: the Run would list the query twice
+        q = next(q for i, q in enumerate(qids) if q in qids[:i])
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {q!r} twice", file=side, query=q)
+    both = next((q for q in failures if q in set(qids)), None)
+    if both is not None:
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {both!r} both with a ranking and as failed",
+                           file=side, query=both)
     if order_source not in ("list", "score", "rank") or not isinstance(metadata, dict):
         raise InvalidInput("E_SIDECAR", "malformed sidecar manifest (order_source or metadata)", file=side)
     ranked = [(q, n) for q, n in entries if n > 0]

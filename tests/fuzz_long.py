@@ -89,6 +89,11 @@ def _atheris_one(target: str, examples: int) -> int:
         (corpus / f"seed-{i}").write_bytes(seed)
     stats: collections.Counter = collections.Counter()
 
+    def report():
+        codes = ", ".join(f"{c} {n}" for c, n in stats.most_common() if c not in ("inputs", "accepted"))
+        print(f"{target:13} atheris       inputs={stats['inputs']:>7} accepted={stats['accepted']:>6}  {codes}",
+              flush=True)
+
     def one(data: bytes) -> None:
         stats["inputs"] += 1
         try:
@@ -96,15 +101,11 @@ def _atheris_one(target: str, examples: int) -> int:
             stats["accepted"] += 1
         except TrecBridgeError as exc:
             stats[exc.code] += 1
-
-    def report():
-        codes = ", ".join(f"{c} {n}" for c, n in stats.most_common() if c not in ("inputs", "accepted"))
-        print(f"{target:13} atheris       inputs={stats['inputs']:>7} accepted={stats['accepted']:>6}  {codes}",
-              flush=True)
-
-    import atexit
-
-    atexit.register(report)
+        except BaseException:
+            report()  # libFuzzer ends the process on a finding without running atexit
+            raise
+        if stats["inputs"] % 10000 == 0 or stats["inputs"] == examples:
+            report()
     atheris.Setup([sys.argv[0], f"-runs={examples}", "-max_len=4096", "-print_final_stats=1", str(corpus)], one)
     atheris.Fuzz()
     return 0

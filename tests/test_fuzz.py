@@ -280,7 +280,7 @@ def json_mutated(draw, seeds: list[bytes]) -> bytes:
         elif op == "copy_key" and isinstance(parent, dict) and isinstance(path[-1], str):
             parent[path[-1] + draw(st.sampled_from(["", " ", "\u00a0", "\ufeff", "\x00"]))] = parent[path[-1]]
     text = json.dumps(doc, allow_nan=True, ensure_ascii=draw(st.booleans()))
-    if draw(st.integers(0, 9)) == 0:  # a repeated key, which json.dumps cannot write
+    if draw(st.integers(1, 10)) == 5:  # a repeated key, which json.dumps cannot write (5: hypothesis favours 1 and 10)
         text = text.replace('"version": 1', '"version": 1, "version": 1', 1)
     return text.encode("utf-8", "surrogatepass")
 
