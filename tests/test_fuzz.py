@@ -15,10 +15,12 @@ Bounded for CI (200 derandomized examples per test, no deadline).
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import math
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -39,6 +41,7 @@ CI_SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, databa
 # it lets TrecBridgeError through (the caller accepts it) and anything else fails.
 
 _WORK = Path(tempfile.mkdtemp(prefix="trec-bridge-fuzz-"))
+atexit.register(shutil.rmtree, _WORK, ignore_errors=True)
 
 
 def _file(name: str, data: bytes) -> Path:
