@@ -90,32 +90,56 @@ def line_text(raw: bytes, line: int) -> str:
     return raw[start: end if end >= 0 else len(raw)].decode("utf-8", "replace").rstrip("\r")
 
 
-def check_bytes(raw: bytes, file: str) -> None:
-    """Reject what would make tools read different data from the same bytes."""
+@dataclass(frozen=True)
+class ByteCensus:
+    """How often each control byte (0x00-0x1f) occurs: one vectorised pass instead of a search per byte."""
+
+    controls: np.ndarray  # int64[32]
+    ascii: bool
+
+    def count(self, byte: int) -> int:
+        return int(self.controls[byte])
+
+    def lines(self, raw: bytes) -> int:
+        return self.count(10) + (0 if raw.endswith(b"\n") else 1)
+
+
+def byte_census(raw: bytes, step: int = 1 << 20) -> ByteCensus:
+    """Counts of the control bytes, in slices so the temporary masks stay small."""
+    data = np.frombuffer(raw, dtype=np.uint8)
+    controls = np.zeros(32, dtype=np.int64)
+    for at in range(0, len(data), step):
+        piece = data[at:at + step]
+        controls += np.bincount(piece[piece < 32], minlength=32)
+    return ByteCensus(controls, raw.isascii())
+
+
+def check_bytes(raw: bytes, file: str) -> ByteCensus:
+    """Reject what would make tools read different data from the same bytes; return the byte census."""
     if raw.startswith(UTF8_BOM):
         raise InvalidInput(
             "E_BOM", "the file starts with a UTF-8 byte-order mark; trec_eval, pytrec_eval and ir_measures "
             "would silently read it as part of the first query ID. Save the file as UTF-8 without BOM",
             file=file, line=1)
-    ascii_only = raw.isascii()
-    mid = -1 if ascii_only else raw.find(b"\n" + UTF8_BOM)
+    census = byte_census(raw)
+    mid = -1 if census.ascii else raw.find(b"\n" + UTF8_BOM)
     if mid >= 0:
         raise InvalidInput("E_BOM", "a line starts with a UTF-8 byte-order mark (files concatenated?)",
                            file=file, line=line_at(raw, mid) + 1)
-    nul = raw.find(b"\x00")
-    if nul >= 0:
+    if census.count(0):
         raise InvalidInput("E_NUL_BYTE", "the file contains a NUL byte (binary or UTF-16 data?)",
-                           file=file, line=line_at(raw, nul))
-    if not ascii_only:
+                           file=file, line=line_at(raw, raw.find(b"\x00")))
+    if not census.ascii:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidInput("E_ENCODING", f"not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
                                file=file, line=line_at(raw, exc.start)) from None
-    hits = [i for i in (raw.find(bytes([b])) for b in (0x1c, 0x1d, 0x1e, 0x1f)) if i >= 0]
+    hits = [raw.find(bytes([b])) for b in (0x1c, 0x1d, 0x1e, 0x1f) if census.count(b)]
     if hits:
         at = min(hits)
         _ambiguous(chr(raw[at]), line_at(raw, at), file)
+    return census
 
 
 def _ambiguous(char: str, line: int, file: str) -> None:
@@ -130,8 +154,9 @@ def _check_unicode_whitespace(cols: "Columns", fields: list[Field], file: str) -
     raw = cols.raw
     if raw.isascii() or not any(lead in raw for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
         return  # every such character is encoded with one of these lead bytes
-    names = [f.name for f in fields if f.dtype == pl.String]
-    flags = cols.frame.select(pl.any_horizontal(pl.col(n).str.contains(_UNICODE_WS_CLASS) for n in names))
+    names = [f.name for f in fields if f.dtype in (pl.String, pl.Categorical)]
+    flags = cols.frame.select(pl.any_horizontal(pl.col(n).cast(pl.String).str.contains(_UNICODE_WS_CLASS)
+                                                for n in names))
     rows = flags.to_series().arg_true()
     if rows.len():
         line = cols.line_of(int(rows[0]))
@@ -148,7 +173,7 @@ def count_lines(raw: bytes) -> int:
 
 
 def split_columns(raw: bytes, fields: list[Field], file: str, *, blank_lines: Literal["skip", "reject"],
-                  layout: str) -> Columns:
+                  layout: str, census: ByteCensus | None = None) -> Columns:
     """Parse ``raw`` (already through ``check_bytes``) into one typed column per field.
 
     ``layout`` names the columns for messages ("query Q0 doc rank score tag").
@@ -157,7 +182,7 @@ def split_columns(raw: bytes, fields: list[Field], file: str, *, blank_lines: Li
     """
     if not has_data(raw):
         raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=file)
-    frame = _fast_path(raw, fields)
+    frame = _fast_path(raw, fields, census or byte_census(raw))
     cols = Columns(frame, None, raw) if frame is not None else _general_path(raw, fields, file, blank_lines, layout)
     _check_unicode_whitespace(cols, fields, file)
     _check_values(cols, fields, file, typed=True)
@@ -168,12 +193,12 @@ def _schema(fields: list[Field], typed: bool) -> dict:
     return {f.name: (f.dtype if typed else pl.String) for f in fields}
 
 
-def _fast_path(raw: bytes, fields: list[Field]) -> pl.DataFrame | None:
-    if b"\x0b" in raw or b"\x0c" in raw:
+def _fast_path(raw: bytes, fields: list[Field], census: ByteCensus) -> pl.DataFrame | None:
+    if census.count(0x0b) or census.count(0x0c):
         return None
-    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):
+    if census.count(13) and census.count(13) != raw.count(b"\r\n"):
         return None
-    has_tab, has_space = b"\t" in raw, b" " in raw
+    has_tab, has_space = census.count(9) > 0, b" " in raw
     if has_tab and has_space:
         return None
     try:
@@ -181,7 +206,7 @@ def _fast_path(raw: bytes, fields: list[Field]) -> pl.DataFrame | None:
                             schema=_schema(fields, typed=True), infer_schema=False)
     except Exception:  # noqa: BLE001 - any parser complaint means: take the exact path
         return None
-    if sum(frame.null_count().row(0)) or frame.height != count_lines(raw):
+    if sum(frame.null_count().row(0)) or frame.height != census.lines(raw):
         return None
     return frame
 

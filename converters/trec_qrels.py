@@ -35,8 +35,8 @@ def read_trec_qrels(path: str | os.PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzip), rows in file order."""
     name = str(path)
     raw = read_input_bytes(path)
-    check_bytes(raw, name)
-    cols = split_columns(raw, QRELS_FIELDS, name, blank_lines="reject", layout=QRELS_LAYOUT)
+    census = check_bytes(raw, name)
+    cols = split_columns(raw, QRELS_FIELDS, name, blank_lines="reject", layout=QRELS_LAYOUT, census=census)
     frame = cols.frame.select(list(QRELS_SCHEMA)).cast(QRELS_SCHEMA)
     check_qrels_duplicates(frame, file=name, lines=cols.lines)
     return Qrels(frame, source=name)

@@ -30,13 +30,13 @@ INTEGER_PATTERN = r"^[+-]?[0-9]+$"
 RUN_LAYOUT = "query Q0 doc rank score tag"
 RUN_FIELDS = [
     Field("query_id"),
-    Field("q0"),
+    Field("q0", pl.Categorical),  # few distinct values: categorical parsing saves time and memory
     Field("doc_id"),
     Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK",
           "a non-negative integer (at most 2^63-1)"),
     Field("score", pl.Float64, SCORE_PATTERN, lambda c: c.is_finite(), "E_RUN_SCORE",
           "a finite decimal number (such as 12.5, -3, 1e-5)"),
-    Field("tag"),
+    Field("tag", pl.Categorical),
 ]
 DEFAULT_TAG = "trec-bridge"
 MAX_SYNTHETIC = 1 << 24  # synthetic scores must stay exact in a float32
@@ -74,10 +74,10 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     side = _sidecar.sidecar_path(path)
     if use_sidecar and side.is_file():
         manifest = _sidecar.load_manifest(side, path, kind="run")
-    check_bytes(raw, name)
+    census = check_bytes(raw, name)
     if manifest is not None and not has_data(raw):
         return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
-    cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT)
+    cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
     frame, queries, orders = order_rows(cols.frame, order, file=name, lines=cols.lines)
     run_id, metadata = _tags(cols.frame.get_column("tag"))
     run = Run(frame=frame, queries=queries, run_id=run_id, metadata=metadata, order=orders,
@@ -92,10 +92,8 @@ def _empty_run(name: str) -> Run:
 
 
 def _tags(tag: pl.Series) -> tuple[str, dict]:
-    first = tag[0]
-    if (tag == first).all():
-        return first, {}
-    return first, {"trec_tags": tag.unique(maintain_order=True).to_list()}
+    tags = tag.unique(maintain_order=True).cast(pl.String).to_list()
+    return tags[0], ({"trec_tags": tags} if len(tags) > 1 else {})
 
 
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
@@ -113,11 +111,11 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     q = frame.get_column("query_id")
-    change = q.ne_missing(q.shift(1))
-    block_q = q.gather(change.arg_true())
-    block_id = (change.cum_sum().cast(pl.Int64) - 1).to_numpy()
+    block_id = q.rle_id().to_numpy()  # 0, 0, ..., 1, 1, ...: one id per run of equal query IDs
+    block_starts = np.flatnonzero(np.r_[True, block_id[1:] != block_id[:-1]])
+    block_q = q.gather(block_starts)
     if block_q.n_unique() == block_q.len():
-        queries, qidx, row = block_q, block_id, np.arange(n)
+        queries, qidx, row = block_q, block_id, None  # row None: file order (no permutation)
     else:  # a query's lines are not contiguous: group them, keeping file order inside
         queries = block_q.unique(maintain_order=True)
         lookup = pl.DataFrame({"query_id": queries, "qi": np.arange(queries.len())})
@@ -133,39 +131,48 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     doc = frame.get_column("doc_id")
     same = np.empty(n, dtype=bool)
     same[0] = False
-    same[1:] = qidx[1:] == qidx[:-1]
+    np.equal(qidx[1:], qidx[:-1], out=same[1:])
+    nq = queries.len()
+    starts = np.flatnonzero(~same)  # groups are contiguous, in qidx order
     perm = _score_permutation(qidx, score, doc, same)
     s_ord = score if perm is None else score[perm]
     eq_prev = same.copy()
     eq_prev[1:] &= s_ord[1:] == s_ord[:-1]
-    tied = eq_prev.copy()
+    tied = eq_prev
     tied[:-1] |= eq_prev[1:]
-    nq = queries.len()
-    starts = np.flatnonzero(~same)  # groups are contiguous, in qidx order
-    ties = np.add.reduceat(tied.astype(np.int64), starts)
+    ties = np.bincount(qidx[np.flatnonzero(tied)], minlength=nq)  # few rows: no 7M-element temporary
     disagree = np.zeros(nq, dtype=bool)
     if has_rank:
         rank = frame.get_column("rank").to_numpy()
         r_ord = rank if perm is None else rank[perm]
-        w_ord = row if perm is None else row[perm]
-        ok = ~same.copy()
-        ok[1:] |= (r_ord[:-1] < r_ord[1:]) | ((r_ord[:-1] == r_ord[1:]) & (w_ord[:-1] < w_ord[1:]))
-        disagree = np.logical_or.reduceat(~ok, starts)
+        ok = ~same
+        ok[1:] |= r_ord[:-1] < r_ord[1:]
+        if perm is not None or (~ok).any():  # equal ranks are in order when file order decides
+            file_row = np.arange(n) if row is None else row
+            w_ord = file_row if perm is None else file_row[perm]
+            ok[1:] |= (r_ord[:-1] == r_ord[1:]) & (w_ord[:-1] < w_ord[1:])
+        disagree[qidx[np.flatnonzero(~ok)]] = True
         if order == "rank":
-            in_file_order = ~same.copy()
+            in_file_order = ~same
             in_file_order[1:] |= rank[:-1] <= rank[1:]
-            perm = None if in_file_order.all() else np.lexsort((row, rank, qidx))
+            perm = None if in_file_order.all() else np.lexsort((np.arange(n) if row is None else row, rank, qidx))
     # a permutation stays inside each query, so query_id needs no reordering
-    position = np.arange(n, dtype=np.int64) - starts[qidx] + 1
     out = pl.DataFrame({
         "query_id": frame.get_column("query_id"),
         "doc_id": doc if perm is None else doc.gather(perm),
         "score": score if perm is None else score[perm],
-        "rank": position,
+        "rank": positions(starts, n),
     }, schema=RUN_SCHEMA)
     qlist = tuple(queries.to_list())
     orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
     return out, qlist, orders
+
+
+def positions(starts: np.ndarray, n: int) -> np.ndarray:
+    """1, 2, ... inside each group of rows beginning at ``starts`` (one array, cumulated in place)."""
+    pos = np.ones(n, dtype=np.int64)
+    pos[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(pos, out=pos)
 
 
 def _score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same: np.ndarray) -> np.ndarray | None:
@@ -192,12 +199,22 @@ def _score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same
     return perm
 
 
-def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray, file: str | None,
+def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray | None, file: str | None,
                       lines: np.ndarray | None) -> None:
+    """Raise for the first document listed twice in a query.
+
+    Screened on a sorted 64-bit hash of (query, document): equal neighbours
+    are only *possible* duplicates (a hash collision is not one), so the exact
+    string comparison runs only then.
+    """
     doc = frame.get_column("doc_id")
+    key = np.sort(pair_hash(qidx, doc))
+    if not (key[1:] == key[:-1]).any():
+        return
     pairs = pl.DataFrame({"qi": qidx, "d": doc})
     if pairs.group_by("qi").agg(pl.col("d").n_unique() == pl.len()).get_column("d").all():
-        return  # every query lists distinct documents
+        return  # a hash collision, not a repeated document
+    row = np.arange(len(qidx)) if row is None else row
     again = pairs.select(~pl.struct("qi", "d").is_first_distinct()).to_series()
     rows = np.flatnonzero(again.to_numpy())
     i = int(rows[np.argmin(row[rows])])
@@ -210,6 +227,12 @@ def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray, fi
     line = (lambda r: int(lines[r]) if lines is not None else r + 1)
     raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document listed twice for this query (first on line {line(first)})",
                        file=file, line=line(int(row[i])), query=qid, doc=did)
+
+
+def pair_hash(qidx: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each (query index, document ID) pair (equal pairs, equal hashes)."""
+    mixed = qidx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return mixed ^ doc.hash(seed=0).to_numpy()
 
 
 # --------------------------------------------------------------------------- writing
