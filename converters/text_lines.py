@@ -114,8 +114,14 @@ def byte_census(raw: bytes, step: int = 1 << 20) -> ByteCensus:
     return ByteCensus(controls, raw.isascii())
 
 
-def check_bytes(raw: bytes, file: str) -> ByteCensus:
-    """Reject what would make tools read different data from the same bytes; return the byte census."""
+def check_bytes(raw: bytes, file: str, *, at_file_start: bool = True) -> ByteCensus:
+    """Reject what would make tools read different data from the same bytes; return the byte census.
+
+    ``at_file_start`` is False for a later piece of a file read in parts (it starts at a line start).
+    """
+    if raw.startswith(UTF8_BOM) and not at_file_start:
+        raise InvalidInput("E_BOM", "a line starts with a UTF-8 byte-order mark (files concatenated?)",
+                           file=file, line=1)
     if raw.startswith(UTF8_BOM):
         raise InvalidInput(
             "E_BOM", "the file starts with a UTF-8 byte-order mark; trec_eval, pytrec_eval and ir_measures "
@@ -152,7 +158,7 @@ def _ambiguous(char: str, line: int, file: str) -> None:
 def _check_unicode_whitespace(cols: "Columns", fields: list[Field], file: str) -> None:
     """Non-ASCII separators (NBSP, U+2028, ...) inside a field: only possible in a non-ASCII file."""
     raw = cols.raw
-    if raw.isascii() or not any(lead in raw for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
+    if not any(lead in raw for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
         return  # every such character is encoded with one of these lead bytes
     names = [f.name for f in fields if f.dtype in (pl.String, pl.Categorical)]
     flags = cols.frame.select(pl.any_horizontal(pl.col(n).cast(pl.String).str.contains(_UNICODE_WS_CLASS)
@@ -182,9 +188,11 @@ def split_columns(raw: bytes, fields: list[Field], file: str, *, blank_lines: Li
     """
     if not has_data(raw):
         raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=file)
-    frame = _fast_path(raw, fields, census or byte_census(raw))
+    census = census or byte_census(raw)
+    frame = _fast_path(raw, fields, census)
     cols = Columns(frame, None, raw) if frame is not None else _general_path(raw, fields, file, blank_lines, layout)
-    _check_unicode_whitespace(cols, fields, file)
+    if not census.ascii:
+        _check_unicode_whitespace(cols, fields, file)
     _check_values(cols, fields, file, typed=True)
     return cols
 

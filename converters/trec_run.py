@@ -9,18 +9,23 @@ read the run's own order, and puts what TREC cannot carry in a sidecar.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
 
+from trec_bridge import files, memory_guard
 from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
-from trec_bridge.model import RUN_SCHEMA, QueryOrder, Run
+from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
+from trec_bridge.progress import progress
+from trec_bridge.ranking import pair_hash
 
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
@@ -78,12 +83,144 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     if manifest is not None and not has_data(raw):
         return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
     cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
-    frame, queries, orders = order_rows(cols.frame, order, file=name, lines=cols.lines)
+    ordered = order_rows(cols.frame, order, file=name, lines=cols.lines)
     run_id, metadata = _tags(cols.frame.get_column("tag"))
-    run = Run(frame=frame, queries=queries, run_id=run_id, metadata=metadata, order=orders,
+    run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
               order_source=order, source=name, unique_checked=True)
+    run.remember_blocks(ordered.starts, list(ordered.queries))
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
+    return run
+
+
+PART_BYTES = 64 << 20  # a part of a run read in parts: big enough for polars' threads, small in memory
+
+
+def can_read_in_parts(path: str | os.PathLike) -> bool:
+    """A plain (not gzipped) regular TREC run file without sidecar: what ``read_trec_run_parts`` reads."""
+    p = Path(path)
+    try:
+        if not p.is_file() or _sidecar.sidecar_path(path).exists():
+            return False
+        with open(p, "rb") as fh:
+            return fh.read(2) != b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"] = "score", *,
+                        part_bytes: int | None = None) -> Iterator[Run]:
+    """The run of ``read_trec_run(path, order)`` as Runs of about ``part_bytes`` each, every query whole in one.
+
+    A 50M-line run is then scored in bounded memory: each part is checked,
+    ordered and handed on before the next is read.  The same checks run with
+    the same messages and line numbers (a file with several errors may have
+    another one reported first than a whole read would).  A query whose lines are split by
+    another query's lines across parts comes back as two parts with the same
+    query; the scorer notices (``QueryNotContiguous``) and the caller reads
+    the run whole.  The file's SHA-256 is computed on the way
+    (``files.sha256_file`` then needs no second read).
+    """
+    if order not in ("score", "rank"):
+        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
+    name = str(path)
+    part_bytes = part_bytes or PART_BYTES
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
+    with fh, progress(f"reading {name}") as shown:
+        info = os.fstat(fh.fileno())
+        # only a part (and the rows carried to the next one) is ever held: guard that much
+        memory_guard.check_input(name, min(info.st_size, 2 * part_bytes), fh.read(4096))
+        fh.seek(0)
+        digest = hashlib.sha256()
+        pieces = _line_pieces(fh, part_bytes, digest, name)
+        carry: tuple[pl.DataFrame, np.ndarray] | None = None  # rows of the query the last piece ended with
+        lines_before, any_data, seen = 0, False, set()
+        for chunk, at_start, last in pieces:
+            shown.detail = f"{fh.tell() / 1e6:,.0f} of {info.st_size / 1e6:,.0f} MB"
+            frame = lines = None
+            if chunk:
+                with _lines_from(lines_before):
+                    census = check_bytes(chunk, name, at_file_start=at_start)
+                    if has_data(chunk):
+                        cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
+                                             census=census)
+                        frame = cols.frame
+                        lines = lines_before + (np.arange(1, frame.height + 1) if cols.lines is None else cols.lines)
+                lines_before += census.count(10)
+            if frame is not None:
+                any_data = True
+                if carry is not None:
+                    frame, lines = pl.concat([carry[0], frame]), np.concatenate([carry[1], lines])
+            elif carry is not None:
+                frame, lines = carry
+            carry = None
+            if frame is None:
+                continue
+            if not last:  # the last query may go on in the next piece: keep its rows back
+                q = frame.get_column("query_id")
+                other = np.flatnonzero((q != q[-1]).to_numpy())
+                cut = int(other[-1]) + 1 if len(other) else 0
+                frame, lines, carry = frame[:cut], lines[:cut], (frame[cut:], lines[cut:])
+                if cut == 0:
+                    continue
+            part = _part(frame, lines, order, name)
+            again = [q for q in part.queries if q in seen]
+            if again:
+                raise QueryNotContiguous(again[0])
+            seen.update(part.queries)
+            yield part
+        if not any_data:
+            raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=name)
+        files.remember_digest(path, info, digest.hexdigest())
+
+
+def _line_pieces(fh, part_bytes: int, digest, name: str) -> Iterator[tuple[bytes, bool, bool]]:
+    """(bytes ending at a line end, starts the file, is the last piece), about ``part_bytes`` each."""
+    pending, at_start = b"", True
+    while True:
+        try:
+            block = fh.read(part_bytes)
+        except OSError as exc:
+            raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
+        digest.update(block)
+        if len(block) < part_bytes:  # end of file
+            yield pending + block, at_start, True
+            return
+        buf = pending + block
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0:  # no line end yet: read on
+            pending = buf
+            continue
+        pending = buf[cut:]
+        yield buf[:cut], at_start, False
+        at_start = False
+
+
+class _lines_from:  # noqa: N801 - a context manager used like a function
+    """Errors raised inside name lines of the piece; shift them by the lines of the pieces before."""
+
+    def __init__(self, before: int):
+        self.before = before
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, TrecBridgeError) and exc.where.line is not None and self.before:
+            exc.where = replace(exc.where, line=exc.where.line + self.before)
+            exc.args = (exc.render(),)
+        return False
+
+
+def _part(frame: pl.DataFrame, lines: np.ndarray, order: str, name: str) -> Run:
+    ordered = order_rows(frame, order, file=name, lines=lines)
+    run_id, metadata = _tags(frame.get_column("tag"))
+    run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
+              order_source=order, source=name, unique_checked=True)
+    run.remember_blocks(ordered.starts, list(ordered.queries))
     return run
 
 
@@ -96,8 +233,15 @@ def _tags(tag: pl.Series) -> tuple[str, dict]:
     return tags[0], ({"trec_tags": tags} if len(tags) > 1 else {})
 
 
+class OrderedRows(NamedTuple):
+    frame: pl.DataFrame  # RUN_SCHEMA, grouped by query, rank = position 1..n
+    queries: tuple[str, ...]  # in first-appearance order (= the frame's group order)
+    orders: tuple[QueryOrder, ...]
+    starts: np.ndarray  # first row of each query's group in ``frame``
+
+
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
-               lines: np.ndarray | None = None) -> tuple[pl.DataFrame, tuple[str, ...], tuple[QueryOrder, ...]]:
+               lines: np.ndarray | None = None) -> OrderedRows:
     """Group rows by query (first appearance) and sort each query; check duplicates.
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
@@ -107,7 +251,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     """
     n = frame.height
     if n == 0:
-        return pl.DataFrame(schema=RUN_SCHEMA), (), ()
+        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), np.zeros(0, dtype=np.int64))
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     q = frame.get_column("query_id")
@@ -165,7 +309,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     }, schema=RUN_SCHEMA)
     qlist = tuple(queries.to_list())
     orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
-    return out, qlist, orders
+    return OrderedRows(out, qlist, orders, starts)
 
 
 def positions(starts: np.ndarray, n: int) -> np.ndarray:
@@ -227,12 +371,6 @@ def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray | N
     line = (lambda r: int(lines[r]) if lines is not None else r + 1)
     raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document listed twice for this query (first on line {line(first)})",
                        file=file, line=line(int(row[i])), query=qid, doc=did)
-
-
-def pair_hash(qidx: np.ndarray, doc: pl.Series) -> np.ndarray:
-    """A 64-bit hash of each (query index, document ID) pair (equal pairs, equal hashes)."""
-    mixed = qidx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    return mixed ^ doc.hash(seed=0).to_numpy()
 
 
 # --------------------------------------------------------------------------- writing

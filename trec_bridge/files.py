@@ -12,12 +12,14 @@ import hashlib
 import os
 import stat
 import tempfile
+import threading
 import zlib
 from pathlib import Path
 from typing import Callable, IO
 
 from . import memory_guard
 from .errors import InvalidInput, TrecBridgeError
+from .progress import progress
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
@@ -59,7 +61,10 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
                     plain = _gunzip_head(head)
                 memory_guard.check_input(name, size, plain)
                 fh.seek(0)
-                raw = fh.read()
+                with progress(f"reading {name}"):
+                    raw = fh.read()
+                if len(raw) >= _BACKGROUND_DIGEST:
+                    _digest_in_background(p, info, raw)
             else:  # a pipe or a device has no size: check as it grows (/dev/zero must not eat the memory)
                 blocks, total = [head], len(head)
                 while block := fh.read(_BLOCK):
@@ -99,8 +104,37 @@ def _umask() -> int:
     return mask
 
 
+# SHA-256 of the files read so far, computed in a thread while the caller parses
+# (hashlib releases the GIL): the report's fingerprint then costs no second read
+# and names exactly the bytes that were scored.  Keyed by (path, size, mtime).
+_DIGESTS: dict[tuple, tuple[threading.Thread | None, list[str]]] = {}
+_BACKGROUND_DIGEST = 1 << 20  # smaller files are hashed on demand: a thread would cost more
+
+
+def _file_key(path: Path, info: os.stat_result) -> tuple:
+    return (os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _digest_in_background(path: Path, info: os.stat_result, data: bytes) -> None:
+    out: list[str] = []
+    worker = threading.Thread(target=lambda: out.append(hashlib.sha256(data).hexdigest()), daemon=True)
+    worker.start()
+    _DIGESTS[_file_key(path, info)] = (worker, out)
+
+
+def remember_digest(path: str | os.PathLike, info: os.stat_result, hexdigest: str) -> None:
+    """Record the SHA-256 a reader computed while reading ``path`` (as it was when ``info`` was taken)."""
+    _DIGESTS[_file_key(Path(path), info)] = (None, [hexdigest])
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     """SHA-256 of the file's bytes as stored (before any gunzip)."""
+    known = _DIGESTS.get(_file_key(Path(path), os.stat(path)))
+    if known is not None:
+        if known[0] is not None:
+            known[0].join()
+        if known[1]:
+            return known[1][0]
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

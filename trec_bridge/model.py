@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64}
@@ -26,6 +27,14 @@ CHUNK_SCHEMA = {"chunk_id": pl.String, "doc_id": pl.String}
 
 Completeness = Literal["exhaustive", "pooled"]
 QuerySource = Literal["dataset", "qrels", "query_file"]
+
+
+class QueryNotContiguous(Exception):
+    """A run read in parts has a query in two parts (its lines are not together); read it whole instead."""
+
+    def __init__(self, query_id: str):
+        super().__init__(f"query {query_id!r} appears in two parts of the run")
+        self.query_id = query_id
 
 
 @dataclass(frozen=True)
@@ -67,15 +76,33 @@ class Run:
     # so the scorer need not hash 7M (query, doc) pairs a second time.
     unique_checked: bool = False
 
+    # Derived from ``frame`` on first use; kept with the frame it came from, so a
+    # Run copied with another frame (``Run(**{**run.__dict__, "frame": f})``)
+    # never reuses it.
+    _blocks: tuple | None = field(default=None, repr=False, compare=False)
+
+    def blocks(self) -> tuple[np.ndarray, list[str]]:
+        """Row index where each run of equal query IDs starts, and that query ID (frame order)."""
+        if self._blocks is None or self._blocks[0] is not self.frame:
+            q = self.frame.get_column("query_id")
+            if q.len() == 0:
+                starts = np.zeros(0, dtype=np.int64)
+            else:
+                block = q.rle_id().to_numpy()
+                starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+            self._blocks = (self.frame, starts, q.gather(starts).to_list())
+        return self._blocks[1], self._blocks[2]
+
+    def remember_blocks(self, starts: np.ndarray, queries: list[str]) -> None:
+        """Record ``blocks()`` from a reader that computed it anyway (each query exactly one block)."""
+        self._blocks = (self.frame, starts, queries)
+
     def has_scores(self) -> bool:
         return self.frame.height > 0 and self.frame.get_column("score").null_count() == 0
 
     def ranked_queries(self) -> list[str]:
         """Queries with at least one row, in frame order (rows of a query are contiguous)."""
-        q = self.frame.get_column("query_id")
-        if q.len() == 0:
-            return []
-        return q.gather(q.ne_missing(q.shift(1)).arg_true()).unique(maintain_order=True).to_list()
+        return list(dict.fromkeys(self.blocks()[1]))
 
     def empty_queries(self) -> list[str]:
         ranked = set(self.ranked_queries())

@@ -2,23 +2,25 @@
 
 This is the hot path of a 7M-line run, so it avoids whole-frame string work:
 
-* query indices come from the run's contiguous query blocks (one dictionary
-  lookup per query, then ``np.repeat``), not from a 7M-row string join;
-* grades come from a join on a 64-bit hash of (query, document), verified by
-  comparing the document IDs of the few rows that matched;
-* a policy's re-ordering by score is skipped when the rows already are in
-  that order (the usual case: the TREC reader sorted them), and otherwise
-  done by one polars sort;
-* the final regrouping into query-index order moves whole blocks of integer
-  arrays, never strings.
+* query indices come from the run's contiguous query blocks (``Run.blocks``,
+  computed once per run; one dictionary lookup per query, then ``np.repeat``);
+* a policy's order is checked with a few array comparisons and the rows are
+  re-sorted (one polars sort) only when they are not already in that order
+  (the usual case: the TREC reader sorted them);
+* judged rows are found by a 64-bit hash of (query, document) tested against
+  the judgments' hashes, then confirmed on the document ID strings, so only
+  the few thousand judged rows are ever joined or kept.
 """
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
-from .measures.base import UNJUDGED, Ranking
+from .measures.base import Ranking
+from .model import QueryNotContiguous, Run
 from .policy import Ordering
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def query_index(query_ids: list[str]) -> pl.DataFrame:
@@ -26,102 +28,158 @@ def query_index(query_ids: list[str]) -> pl.DataFrame:
                         schema={"query_id": pl.String, "qidx": pl.Int64})
 
 
-def build_ranking(run_frame: pl.DataFrame, qrels_frame: pl.DataFrame, index: pl.DataFrame,
-                  ordering: Ordering) -> Ranking:
-    """The run rows of the indexed queries, ordered as ``ordering`` says, joined with their grades."""
-    n = index.height
-    rows = _with_query_index(run_frame, index)
-    rows = _ordered(rows, ordering)
-    judged = qrels_frame.join(index, on="query_id", how="inner")
-    grade = _grades(rows, judged)
-    qidx = np.asarray(rows.get_column("qidx").to_numpy(), dtype=np.int64)
-    rank = np.asarray(rows.get_column("rank").to_numpy(), dtype=np.int64)
-    perm = _group_permutation(qidx, n)
-    if perm is not None:
-        qidx, rank, grade = qidx[perm], rank[perm], grade[perm]
-    counts = np.bincount(qidx, minlength=n)
-    return Ranking(
-        n_queries=n,
-        offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64, copy=False),
-        row_query=qidx,
-        rank=rank,
-        grade=grade,
-        qrels_query=np.asarray(judged.get_column("qidx").to_numpy(), dtype=np.int64),
-        qrels_grade=np.asarray(judged.get_column("grade").to_numpy(), dtype=np.int64),
-    )
+def build_ranking(run: Run, qrels_frame: pl.DataFrame, index: pl.DataFrame, ordering: Ordering) -> Ranking:
+    """The run rows of the indexed queries, ordered as ``ordering`` says, reduced to their judged rows."""
+    builder = RankingBuilder(qrels_frame, index, ordering)
+    builder.add(run)
+    return builder.finish(index)
 
 
-def _with_query_index(frame: pl.DataFrame, index: pl.DataFrame) -> pl.DataFrame:
-    """Rows of indexed queries with their ``qidx``; rows of other queries are dropped."""
+class RankingBuilder:
+    """Builds a ``Ranking`` from a run given whole or in parts (each query whole in one part).
+
+    Each part is reduced at once to its judged rows and per-query lengths, so
+    a part's strings can be freed before the next one is read.  Queries are
+    indexed in ``universe`` (every query that may be scored); ``finish`` keeps
+    those of the final index.
+    """
+
+    def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering):
+        self.universe, self.ordering = universe, ordering
+        self.judged = qrels_frame.join(universe, on="query_id", how="inner")
+        self.retrieved = np.zeros(universe.height, dtype=np.int64)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
+
+    def add(self, run: Run) -> None:
+        qidx, frame = _query_rows(run, self.universe)
+        if len(qidx) == 0:
+            return
+        counts = np.bincount(qidx, minlength=self.universe.height)
+        again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
+        if len(again):
+            raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
+        self.retrieved += counts
+        rank, qidx, frame = _ordered(frame, qidx, self.ordering)
+        rows, grade = _judged_rows(qidx, frame.get_column("doc_id"), self.judged)
+        self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
+
+    def finish(self, index: pl.DataFrame) -> Ranking:
+        """The Ranking over ``index`` (a subset of the universe, in any order)."""
+        n = index.height
+        where = dict(zip(self.universe.get_column("query_id").to_list(), range(self.universe.height)))
+        to_index = np.full(self.universe.height, -1, dtype=np.int64)
+        to_index[[where[q] for q in index.get_column("query_id").to_list()]] = np.arange(n)
+        retrieved = np.zeros(n, dtype=np.int64)
+        kept = to_index >= 0
+        retrieved[to_index[kept]] = self.retrieved[kept]
+        if self.parts:
+            query, rank, grade = (np.concatenate(cols) for cols in zip(*self.parts))
+        else:
+            query = rank = grade = np.zeros(0, dtype=np.int64)
+        query = to_index[query]
+        keep = query >= 0
+        query, rank, grade = query[keep], rank[keep], grade[keep]
+        perm = None if len(query) < 2 else _group_order(query, rank)
+        if perm is not None:
+            query, rank, grade = query[perm], rank[perm], grade[perm]
+        q_judged = to_index[self.judged.get_column("qidx").to_numpy()]
+        in_index = q_judged >= 0
+        return Ranking(
+            n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=grade,
+            qrels_query=q_judged[in_index],
+            qrels_grade=np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index],
+        )
+
+
+def pair_hash(qidx: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each (query index, document ID) pair: equal pairs, equal hashes."""
+    return (qidx.astype(np.uint64) * _MIX) ^ doc.hash(seed=0).to_numpy()
+
+
+def _query_rows(run: Run, index: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
+    """Each kept row's query index, and the frame restricted to the indexed queries."""
+    frame = run.frame
     if frame.height == 0:
-        return frame.with_columns(qidx=pl.lit(0, dtype=pl.Int64)).clear()
-    q = frame.get_column("query_id")
-    starts = q.ne_missing(q.shift(1)).arg_true().to_numpy()
-    block_q = q.gather(starts).to_list()
-    if len(set(block_q)) != len(block_q):  # a query's rows are not contiguous: join instead
-        return frame.join(index, on="query_id", how="inner", maintain_order="left")
+        return np.zeros(0, dtype=np.int64), frame
+    starts, block_q = run.blocks()
+    if len(set(block_q)) != len(block_q):  # a query's rows are not contiguous (not from our readers)
+        joined = frame.join(index, on="query_id", how="inner", maintain_order="left")
+        return joined.get_column("qidx").to_numpy(), joined.drop("qidx")
     position = dict(zip(index.get_column("query_id").to_list(), range(index.height)))
     block_idx = np.array([position.get(b, -1) for b in block_q], dtype=np.int64)
-    lengths = np.diff(np.append(starts, frame.height))
-    qidx = np.repeat(block_idx, lengths)
-    out = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64))
-    return out if (block_idx >= 0).all() else out.filter(pl.col("qidx") >= 0)
+    qidx = np.repeat(block_idx, np.diff(np.append(starts, frame.height)))
+    if (block_idx >= 0).all():
+        return qidx, frame
+    keep = qidx >= 0
+    return qidx[keep], frame.filter(pl.Series(keep))
 
 
-def _sort_key(frame: pl.DataFrame, ordering: Ordering) -> pl.Expr:
+def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
+    """(rank per row, qidx, frame) in the policy's order; rank is the 1-based position inside the query."""
+    rank = frame.get_column("rank").to_numpy()
+    if ordering.tie_break == "given" or frame.height == 0:
+        return rank, qidx, frame  # the reader's order: rank 1..n inside each contiguous query
+    score = frame.get_column("score")
+    if score.null_count() == 0:
+        key = score.to_numpy()
+        if ordering.precision == "float32":
+            with np.errstate(over="ignore"):  # beyond float32's range: inf, as C's (float) cast gives
+                key = key.astype(np.float32)
+        if _already_ordered(qidx, key, frame.get_column("doc_id"), ordering):
+            return rank, qidx, frame
+    keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64)).with_columns(_key=_sort_key(ordering))
+    keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
+                       maintain_order=True)
+    qidx = keyed.get_column("qidx").to_numpy()
+    return _positions(qidx), qidx, keyed.drop("qidx", "_key")
+
+
+def _sort_key(ordering: Ordering) -> pl.Expr:
     """The score a policy sorts by; a query without scores gets n - rank + 1 (what our TREC writer writes)."""
     n = pl.len().over("qidx")
     key = pl.when(pl.col("score").is_null()).then((n - pl.col("rank") + 1).cast(pl.Float64)).otherwise(pl.col("score"))
     return key.cast(pl.Float32) if ordering.precision == "float32" else key
 
 
-def _ordered(rows: pl.DataFrame, ordering: Ordering) -> pl.DataFrame:
-    """Rows grouped by query (blocks contiguous) in the policy's order, ``rank`` = position 1..n."""
-    if ordering.tie_break == "given" or rows.height == 0:
-        return rows  # the reader's order: rows of a query are contiguous and in rank order
-    keyed = rows.with_columns(_key=_sort_key(rows, ordering))
-    if not _already_ordered(keyed, ordering):
-        keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
-                           maintain_order=True)
-    return keyed.drop("_key").with_columns(rank=pl.int_range(1, pl.len() + 1).over("qidx").cast(pl.Int64))
-
-
-def _already_ordered(keyed: pl.DataFrame, ordering: Ordering) -> bool:
+def _already_ordered(qidx: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering) -> bool:
     """True when, inside every query block, the key never rises and ties follow the policy's docno order."""
-    qidx = keyed.get_column("qidx").to_numpy()
-    key = keyed.get_column("_key").to_numpy()
     same = qidx[1:] == qidx[:-1]
     if (same & (key[1:] > key[:-1])).any():
         return False
     tie = np.flatnonzero(same & (key[1:] == key[:-1]))
     if len(tie) == 0:
         return True
-    doc = keyed.get_column("doc_id")
     first, second = doc.gather(tie), doc.gather(tie + 1)
     right = (first > second) if ordering.tie_break == "doc_desc" else (first < second)
     return bool(right.all())
 
 
-def _grades(rows: pl.DataFrame, judged: pl.DataFrame) -> np.ndarray:
-    """Grade of every row (UNJUDGED when not judged), via a hash join verified on the document ID."""
-    grade = np.full(rows.height, UNJUDGED, dtype=np.int64)
-    if rows.height == 0 or judged.height == 0:
-        return grade
-    key = (pl.col("qidx").cast(pl.UInt64) * 0x9E3779B97F4A7C15) ^ pl.col("doc_id").hash(seed=0)
-    left = rows.select(_k=key, _row=pl.int_range(0, pl.len(), dtype=pl.Int64), doc_id=pl.col("doc_id"))
-    right = judged.select(_k=key, _doc=pl.col("doc_id"), grade=pl.col("grade"))
-    hit = left.join(right, on="_k", how="inner").filter(pl.col("doc_id") == pl.col("_doc"))
-    grade[hit.get_column("_row").to_numpy()] = hit.get_column("grade").to_numpy()
-    return grade
+def _positions(qidx: np.ndarray) -> np.ndarray:
+    """1, 2, ... inside each run of equal query indices."""
+    n = len(qidx)
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    pos = np.ones(n, dtype=np.int64)
+    pos[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(pos, out=pos)
 
 
-def _group_permutation(qidx: np.ndarray, n: int) -> np.ndarray | None:
-    """Row order that puts the contiguous query blocks in query-index order (None if they already are)."""
-    if len(qidx) == 0 or (qidx[1:] >= qidx[:-1]).all():
+def _judged_rows(qidx: np.ndarray, doc: pl.Series, judged: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose (query, document) is judged, in row order, and their grades."""
+    if len(qidx) == 0 or judged.height == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    judged_keys = pair_hash(judged.get_column("qidx").to_numpy(), judged.get_column("doc_id"))
+    candidates = np.flatnonzero(pl.Series(pair_hash(qidx, doc)).is_in(pl.Series(judged_keys).implode()).to_numpy())
+    if len(candidates) == 0:
+        return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
+    found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
+                           "_row": candidates})
+             .join(judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")  # confirms the hash
+             .sort("_row"))
+    return found.get_column("_row").to_numpy(), np.asarray(found.get_column("grade").to_numpy(), dtype=np.int64)
+
+
+def _group_order(row_query: np.ndarray, row_rank: np.ndarray) -> np.ndarray | None:
+    """Order that groups the judged rows by query index, rank ascending (None when they already are)."""
+    if ((row_query[1:] > row_query[:-1]) | ((row_query[1:] == row_query[:-1]) & (row_rank[1:] > row_rank[:-1]))).all():
         return None
-    starts = np.flatnonzero(np.concatenate(([True], qidx[1:] != qidx[:-1])))
-    lengths = np.diff(np.append(starts, len(qidx)))
-    order = np.argsort(qidx[starts], kind="stable")
-    new_lengths = lengths[order]
-    offsets = np.concatenate(([0], np.cumsum(new_lengths)[:-1]))
-    return np.repeat(starts[order] - offsets, new_lengths) + np.arange(len(qidx))
+    return np.lexsort((row_rank, row_query))

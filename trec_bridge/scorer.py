@@ -8,6 +8,7 @@ are kept for the rational measures.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -19,10 +20,10 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureContext
-from .model import ChunkMap, Dataset, Run
+from .measures.base import FAMILIES, Measure, MeasureContext, Values
+from .model import ChunkMap, Dataset, QueryOrder, Run
 from .policy import STRICT, Policy
-from .ranking import build_ranking, query_index
+from .ranking import RankingBuilder, query_index
 
 
 @dataclass
@@ -32,7 +33,7 @@ class QueryResult:
     relevant: int  # relevant judged documents at the dataset threshold
     retrieved: int
     values: dict[str, float | None]
-    exact: dict[str, Fraction | None]
+    exact: Mapping[str, Fraction | None]  # computed on first read (see _LazyExact)
     reason: str | None = None  # for failed queries
     answerable: bool | None = None
     tags: tuple[str, ...] = ()
@@ -84,79 +85,126 @@ class ScoreResult:
 def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = STRICT, *,
           split: str | None = None, chunk_map: ChunkMap | None = None) -> ScoreResult:
     """Score ``run`` on ``dataset`` under ``policy``; raise InvalidInput before any scoring."""
-    from .validate import check_run, keep_last_repeat
-
-    check_dataset(dataset)
-    dataset = dataset.select_split(split)
-    if not dataset.queries and dataset.query_source != "qrels":
-        raise InvalidInput("E_QUERY_SET_EMPTY",
-                           f"no query in split {split!r}" if split else "the dataset lists no query", file=dataset.source)
+    dataset = _selected(dataset, split)
     chunk_map = chunk_map or dataset.chunk_map
     evidence = None
     if chunk_map is not None:
         check_chunk_map(chunk_map, dataset.corpus)
         collapsed = collapse(run, chunk_map)
         run, evidence = collapsed.run, collapsed.evidence
+    result = _score_selected(dataset, [run], measures, policy)
+    result.chunk_map_fingerprint = chunk_map.fingerprint() if chunk_map is not None else None
+    result.chunk_evidence = evidence
+    return result
+
+
+def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy = STRICT, *,
+                split: str | None = None) -> ScoreResult:
+    """Score a run read in parts (each query whole in one part), never holding it all in memory.
+
+    The result is the one ``score`` gives for the whole run.  Raises
+    ``QueryNotContiguous`` when a query comes back in a later part: the
+    caller then reads the run whole.
+    """
+    return _score_selected(_selected(dataset, split), parts, measures, policy)
+
+
+def _selected(dataset: Dataset, split: str | None) -> Dataset:
+    check_dataset(dataset)
+    dataset = dataset.select_split(split)
+    if not dataset.queries and dataset.query_source != "qrels":
+        raise InvalidInput("E_QUERY_SET_EMPTY",
+                           f"no query in split {split!r}" if split else "the dataset lists no query", file=dataset.source)
+    return dataset
+
+
+def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy) -> ScoreResult:
+    from .validate import RunChecks, keep_last_repeat
+
+    split = dataset.split
     base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
     if not base_set:
         raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {split!r}: qrels files (TREC, ranx) have no "
                            "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
                            file=dataset.source)
-    unjudged = check_run(run, dataset, base_set, policy)
-    if policy.duplicates == "last_wins":
-        run = keep_last_repeat(run)
+    in_base = set(base_set)
+    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
+    orderings = list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
+    builders = {o: RankingBuilder(dataset.qrels.frame, universe, o) for o in orderings}
+    checks = RunChecks(dataset, base_set, policy)
+    run = RunSummary()
+    for part in parts:
+        checks.add(part)
+        if policy.duplicates == "last_wins":
+            part = keep_last_repeat(part)
+        for builder in builders.values():
+            builder.add(part)
+        run.add(part)
+    unjudged = checks.finish()
     index_ids = _index_queries(policy, base_set, run, dataset)
     statuses = _statuses(index_ids, run)
     index = query_index(index_ids)
+    rankings = {o: builder.finish(index) for o, builder in builders.items()}
 
-    rankings: dict = {}
-    per_measure: dict[str, tuple[np.ndarray, list[Fraction | None] | None, np.ndarray]] = {}
+    per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
-        ordering = policy.ordering_for(m)
-        if ordering not in rankings:
-            rankings[ordering] = build_ranking(run.frame, dataset.qrels.frame, index, ordering)
-        ranking = rankings[ordering]
+        ranking = rankings[policy.ordering_for(m)]
         rel = m.rel if m.rel is not None else dataset.threshold
         effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
-        ctx = _context(m, rel, policy)
-        values = FAMILIES[m.family].kernel(ranking, effective, ctx)
-        has_relevant = ranking.relevant_count(rel) > 0
-        exact = [values.fraction(i) for i in range(index.height)] if m.rational else None
-        per_measure[str(m)] = (values.value, exact, has_relevant)
+        values = FAMILIES[m.family].kernel(ranking, effective, _context(m, rel, policy))
+        counted = ranking.relevant_count(rel) > 0
+        if policy.no_relevant != "null":
+            counted = np.ones(index.height, dtype=bool)
+        # a rational measure's float is its exact value correctly rounded
+        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
 
-    any_ranking = next(iter(rankings.values())) if rankings else build_ranking(
-        run.frame, dataset.qrels.frame, index, policy.ordering)
-    relevant_at_threshold = any_ranking.relevant_count(dataset.threshold)
-    retrieved = any_ranking.lengths()
+    any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
+    relevant_at_threshold = any_ranking.relevant_count(dataset.threshold).tolist()
+    retrieved = any_ranking.lengths().tolist()
     by_id = {q.query_id: q for q in dataset.queries}
+    columns = {name: mv.floats() for name, mv in per_measure.items()}
 
     results: list[QueryResult] = []
     for i, qid in enumerate(index_ids):
         status, reason = statuses[qid]
-        vals: dict[str, float | None] = {}
-        exacts: dict[str, Fraction | None] = {}
-        for name, (value, exact, has_relevant) in per_measure.items():
-            if not has_relevant[i] and policy.no_relevant == "null":
-                vals[name], exacts[name] = None, None
-            else:
-                exacts[name] = exact[i] if exact is not None else None
-                # a rational measure's float is its exact value correctly rounded
-                vals[name] = float(exacts[name]) if exacts[name] is not None else float(value[i])
         q = by_id.get(qid)
-        results.append(QueryResult(qid, status, int(relevant_at_threshold[i]), int(retrieved[i]), vals, exacts,
-                                   reason, q.answerable if q else None, q.tags if q else ()))
+        results.append(QueryResult(qid, status, relevant_at_threshold[i], retrieved[i],
+                                   {name: column[i] for name, column in columns.items()},
+                                   _LazyExact(per_measure, i), reason, q.answerable if q else None,
+                                   q.tags if q else ()))
 
-    means = {str(m): _mean(results, str(m), m.rational) for m in measures}
+    means = {str(m): per_measure[str(m)].mean() for m in measures}
     return ScoreResult(
         policy=policy, measures=list(measures), queries=results, means=means,
         query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
         protocol_fingerprint=protocol_fingerprint(dataset, measures, policy),
-        chunk_map_fingerprint=chunk_map.fingerprint() if chunk_map is not None else None,
-        chunk_evidence=evidence, order=_order_summary(run), threshold=dataset.threshold,
+        order=_order_summary(run), threshold=dataset.threshold,
     )
 
 
-def _index_queries(policy: Policy, base_set: list[str], run: Run, dataset: Dataset) -> list[str]:
+@dataclass
+class RunSummary:
+    """What the scorer needs of a run beyond its rankings, gathered part by part."""
+
+    queries: list[str] = field(default_factory=list)  # recorded (ranked or explicitly empty)
+    ranked: list[str] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    order: list[QueryOrder] | None = None
+    order_source: str = "list"
+
+    def add(self, part: Run) -> None:
+        self.queries += part.queries
+        self.ranked += part.ranked_queries()
+        self.failures.update(part.failures)
+        self.order_source = part.order_source
+        if part.order is not None:
+            self.order = (self.order or []) + list(part.order)
+
+    def ranked_queries(self) -> list[str]:
+        return self.ranked
+
+
+def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset: Dataset) -> list[str]:
     """The queries that get a value under ``policy`` (the mean's denominator before the no-relevant rule)."""
     if policy.query_set == "dataset":
         return list(base_set)
@@ -169,7 +217,7 @@ def _index_queries(policy: Policy, base_set: list[str], run: Run, dataset: Datas
     return [q for q in judged if q in in_run]
 
 
-def _statuses(index_ids: list[str], run: Run) -> dict[str, tuple[str, str | None]]:
+def _statuses(index_ids: list[str], run: RunSummary) -> dict[str, tuple[str, str | None]]:
     ranked = set(run.ranked_queries())
     recorded = set(run.queries)
     out = {}
@@ -209,14 +257,44 @@ def gain_function(m: Measure, policy: Policy):
     return lambda g: g.astype(np.float64)
 
 
-def _mean(results: list[QueryResult], name: str, rational: bool) -> MeanResult:
-    vals = [q for q in results if q.values[name] is not None]
-    if not vals:
-        return MeanResult(None, None, 0)
-    if rational:
-        exact = sum((q.exact[name] for q in vals), Fraction(0)) / len(vals)
-        return MeanResult(float(exact), exact, len(vals))
-    return MeanResult(float(np.mean([q.values[name] for q in vals])), None, len(vals))
+@dataclass
+class _MeasureValues:
+    """One measure's kernel output, its correctly rounded floats and which queries count."""
+
+    values: Values
+    rounded: np.ndarray
+    counted: np.ndarray  # bool per query: has a value (not null under the policy)
+
+    def floats(self) -> list[float | None]:
+        return [v if c else None for v, c in zip(self.rounded.tolist(), self.counted.tolist())]
+
+    def mean(self) -> MeanResult:
+        eligible = int(self.counted.sum())
+        if not eligible:
+            return MeanResult(None, None, 0)
+        if self.values.terms is not None:
+            exact = self.values.terms.total(self.counted) / eligible
+            return MeanResult(float(exact), exact, eligible)
+        return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
+
+
+class _LazyExact(Mapping):
+    """A query's exact values by measure name, made into Fractions only when read (reports, RAG tables)."""
+
+    __slots__ = ("_measures", "_i")
+
+    def __init__(self, measures: dict[str, _MeasureValues], i: int):
+        self._measures, self._i = measures, i
+
+    def __getitem__(self, name: str) -> Fraction | None:
+        mv = self._measures[name]
+        return mv.values.fraction(self._i) if mv.counted[self._i] else None
+
+    def __iter__(self):
+        return iter(self._measures)
+
+    def __len__(self) -> int:
+        return len(self._measures)
 
 
 def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Policy) -> str:
@@ -235,7 +313,7 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
     })
 
 
-def _order_summary(run: Run) -> dict | None:
+def _order_summary(run: RunSummary) -> dict | None:
     if run.order is None:
         return None
     return {

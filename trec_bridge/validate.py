@@ -15,23 +15,55 @@ from .policy import Policy
 
 def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) -> list[str]:
     """Validate ``run``; return the run's queries outside the query set that are *unjudged* (TREC mode)."""
-    _check_dataset_id(run, dataset)
-    _check_records(run)
-    if policy.duplicates == "reject" and not run.unique_checked:
-        _check_duplicates(run)
-    outside = _outside_queries(run, query_set)
-    unjudged: list[str] = []
-    if outside and policy.run_only_queries == "reject":
-        if dataset.query_source == "qrels":
-            unjudged = outside  # policy §1 exception: TREC qrels alone define the query set
-        else:
-            q = outside[0]
-            raise InvalidInput("E_RUN_UNKNOWN_QUERY",
-                               f"query is not in the selected query set ({_set_name(dataset)}); "
-                               f"{len(outside)} such queries", file=run.source, query=q)
-    if dataset.corpus is not None and policy.unknown_docs == "reject":
-        _check_corpus(run, dataset)
-    return unjudged
+    checks = RunChecks(dataset, query_set, policy)
+    checks.add(run)
+    return checks.finish()
+
+
+class RunChecks:
+    """The same checks over a run read in parts (each query whole in one part).
+
+    Findings are collected part by part and raised by ``finish`` in the order
+    a whole run is checked, so reading a run in parts never changes which
+    error the user sees.
+    """
+
+    def __init__(self, dataset: Dataset, query_set: list[str], policy: Policy):
+        self.dataset, self.policy = dataset, policy
+        self.known = set(query_set)
+        self.seen: set[str] = set()
+        self.outside: list[str] = []
+        self.unknown_doc: dict | None = None  # smallest (query, rank) ranked outside the corpus
+        self.source: str | None = None
+
+    def add(self, run: Run) -> None:
+        """Check one part; errors that need the whole run wait for ``finish``."""
+        self.source = run.source
+        _check_dataset_id(run, self.dataset)
+        _check_records(run, self.seen)
+        if self.policy.duplicates == "reject" and not run.unique_checked:
+            _check_duplicates(run)
+        self.outside += [q for q in list(run.queries) + list(run.failures) if q not in self.known]
+        if self.dataset.corpus is not None and self.policy.unknown_docs == "reject":
+            found = _unknown_doc(run, self.dataset)
+            if found and (self.unknown_doc is None or
+                          (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
+                self.unknown_doc = found
+
+    def finish(self) -> list[str]:
+        unjudged: list[str] = []
+        if self.outside and self.policy.run_only_queries == "reject":
+            if self.dataset.query_source == "qrels":
+                unjudged = self.outside  # policy §1 exception: TREC qrels alone define the query set
+            else:
+                raise InvalidInput("E_RUN_UNKNOWN_QUERY",
+                                   f"query is not in the selected query set ({_set_name(self.dataset)}); "
+                                   f"{len(self.outside)} such queries", file=self.source, query=self.outside[0])
+        if self.unknown_doc is not None:
+            first = self.unknown_doc
+            raise InvalidInput("E_RUN_UNKNOWN_DOC", f"document at rank {first['rank']} is not in the corpus",
+                               file=self.source, query=first["query_id"], doc=first["doc_id"])
+        return unjudged
 
 
 def keep_last_repeat(run: Run) -> Run:
@@ -57,8 +89,8 @@ def _check_dataset_id(run: Run, dataset: Dataset) -> None:
                            f"not {dataset.dataset_version!r}", file=run.source)
 
 
-def _check_records(run: Run) -> None:
-    seen: set[str] = set()
+def _check_records(run: Run, seen: set[str]) -> None:
+    """A query recorded twice (in this part or an earlier one), or both failed and ranked."""
     for q in run.queries:
         if q in seen:
             raise InvalidInput("E_RUN_DUPLICATE_QUERY", "two records for the same query", file=run.source, query=q)
@@ -77,15 +109,8 @@ def _check_duplicates(run: Run) -> None:
                            "it is never de-duplicated silently", file=run.source, query=first["query_id"], doc=first["doc_id"])
 
 
-def _outside_queries(run: Run, query_set: list[str]) -> list[str]:
-    known = set(query_set)
-    return [q for q in list(run.queries) + list(run.failures) if q not in known]
-
-
-def _check_corpus(run: Run, dataset: Dataset) -> None:
+def _unknown_doc(run: Run, dataset: Dataset) -> dict | None:
+    """The first (by query ID, then rank) ranked document outside the listed corpus."""
     corpus = pl.DataFrame({"doc_id": list(dataset.corpus)}, schema={"doc_id": pl.String})
     unknown = run.frame.join(corpus, on="doc_id", how="anti")
-    if unknown.height:
-        first = unknown.sort(["query_id", "rank"]).row(0, named=True)
-        raise InvalidInput("E_RUN_UNKNOWN_DOC", f"document at rank {first['rank']} is not in the corpus",
-                           file=run.source, query=first["query_id"], doc=first["doc_id"])
+    return unknown.sort(["query_id", "rank"]).row(0, named=True) if unknown.height else None

@@ -33,21 +33,22 @@ GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:exponential gain is the d
 
 MUTANTS = [
     Mutant("drop missing queries from the denominator", "trec_bridge/scorer.py",
-           "vals = [q for q in results if q.values[name] is not None]",
-           "vals = [q for q in results if q.values[name] is not None and q.status != 'missing']",
+           "counted = ranking.relevant_count(rel) > 0",
+           "counted = (ranking.relevant_count(rel) > 0) & (ranking.lengths() > 0)",
            GOLDEN_S1_A),
     Mutant("score no-relevant queries 0", "trec_bridge/scorer.py",
-           'if not has_relevant[i] and policy.no_relevant == "null":',
-           "if False:",
+           'if policy.no_relevant != "null":',
+           "if True:",
            GOLDEN_S1_A),
     Mutant("de-duplicate a ranking silently", "trec_bridge/validate.py",
-           "    if policy.duplicates == \"reject\" and not run.unique_checked:\n        _check_duplicates(run)",
-           "    run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
+           "        if self.policy.duplicates == \"reject\" and not run.unique_checked:\n            _check_duplicates(run)",
+           "        run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
     Mutant("truncate to k before validating", "trec_bridge/scorer.py",
-           "    unjudged = check_run(run, dataset, base_set, policy)",
-           "    run.frame = run.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
-           "    unjudged = check_run(run, dataset, base_set, policy)",
+           "    for part in parts:\n        checks.add(part)",
+           "    for part in parts:\n"
+           "        part.frame = part.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
+           "        checks.add(part)",
            "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
     Mutant("turn a missing query into an empty list", "trec_bridge/scorer.py",
            'out[q] = ("missing", None)',

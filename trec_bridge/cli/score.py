@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import closing
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 
@@ -58,6 +59,27 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
+def _score_in_parts(dataset, args, measures, policy):
+    """Score a plain TREC run part by part (bounded memory); None when it must be read whole.
+
+    Whole means: not a plain TREC file (JSON, gzip, a sidecar), or a query
+    whose lines are split by another query's across parts.
+    """
+    from converters.detect import is_json
+    from converters.trec_run import can_read_in_parts, read_trec_run_parts
+
+    from ..model import QueryNotContiguous
+    from ..scorer import score_parts
+
+    if is_json(args.run) or not can_read_in_parts(args.run):
+        return None
+    try:
+        with closing(read_trec_run_parts(args.run, order=args.order)) as parts:  # closed at once on any exit
+            return score_parts(dataset, parts, measures, policy, split=args.split)
+    except QueryNotContiguous:
+        return None
+
+
 def run(args) -> int:
     from converters.detect import load_dataset_any, load_run_any
 
@@ -73,7 +95,11 @@ def run(args) -> int:
     measures = plan.measures if plan else parse_measures(args.measures)
     policy = get_policy(args.policy)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
-    run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
+    result = run_ = None
+    if plan is None and not args.chunk_map:  # nothing needs the whole run in memory: read it in parts
+        result = _score_in_parts(dataset, args, measures, policy)
+    if result is None:
+        run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
     chunk_map = None
     inputs = {"dataset": {"path": args.dataset, "sha256": sha256_file(args.dataset)},
               "run": {"path": args.run, "sha256": sha256_file(args.run)}}
@@ -84,7 +110,8 @@ def run(args) -> int:
 
         chunk_map = load_chunk_map(args.chunk_map)
         inputs["chunk_map"] = {"path": args.chunk_map, "sha256": sha256_file(args.chunk_map)}
-    result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
+    if result is None:
+        result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
     result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
     acceptance = plan.assess(result, run_, dataset, chunk_map, inputs) if plan else None
     if args.json:

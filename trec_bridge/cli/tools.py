@@ -22,9 +22,10 @@ def add_parser(subparsers) -> None:
         "trec_eval 9.0.4 (linux x86_64) out of the Anserini jar it ships, check that it runs and "
         "place it in DEST/trec_eval.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    from ..tools.install_trec_eval import default_dest
-
-    install.add_argument("--dest", default=str(default_dest()), help="folder for the binary")
+    # the default is resolved when the command runs: building the parser must not import the installer
+    install.add_argument("--dest", default=None,
+                         help="folder for the binary (default: $XDG_DATA_HOME/trec-bridge/bin, "
+                         "or ~/.local/share/trec-bridge/bin)")
     install.add_argument("--sdist", default=None, metavar="FILE",
                          help="use an already downloaded pyserini .tar.gz instead of running pip download")
     install.set_defaults(handler=_install)
@@ -36,9 +37,9 @@ def add_parser(subparsers) -> None:
 
 
 def _install(args) -> int:
-    from ..tools.install_trec_eval import install
+    from ..tools.install_trec_eval import default_dest, install
 
-    done = install(args.dest, sdist=args.sdist)
+    done = install(args.dest or str(default_dest()), sdist=args.sdist)
     print(f"installed trec_eval {done.version} at {done.path}")
     print(f"sha256 {done.sha256}")
     print(f"from {done.jar}")

@@ -1,43 +1,28 @@
 """AP and AP@k: mean over the query's relevant documents of the precision at their rank.
 
-Vectorised: within-query hit counts come from one global cumulative sum
-minus the count before each query's first row.  The exact value (a sum of
-fractions) is built only when the report asks for it.
+Vectorised over the relevant rows only: the k-th relevant row of a query
+contributes k / rank.  Exact values are those contributions as integer
+terms k / (rank * relevant count), summed only when a fraction is asked for.
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
-from .base import Family, Ranking, Values, register
+from .base import Family, Ranking, Terms, Values, register
 
 
 def average_precision(r: Ranking, m, ctx) -> Values:
     mask = r.relevant_rows(ctx.rel, m.cutoff)
-    cum = np.cumsum(mask, dtype=np.int64)
-    before = np.concatenate(([0], cum))[r.offsets[:-1]]  # hits before each query's first row
-    hits_at = cum - before[r.row_query]
     rows = np.flatnonzero(mask)
-    prec = hits_at[rows] / r.rank[rows]
-    sums = np.bincount(r.row_query[rows], weights=prec, minlength=r.n_queries)
+    query = r.row_query[rows]  # grouped by query, rank ascending inside
+    hits_at = np.arange(1, len(rows) + 1) - np.searchsorted(query, query, side="left")  # k-th relevant row: k
+    rank = r.rank[rows]
+    sums = np.bincount(query, weights=hits_at / rank, minlength=r.n_queries)
     n_rel = r.relevant_count(ctx.rel)
     value = np.zeros(r.n_queries, dtype=np.float64)
     np.divide(sums, n_rel, out=value, where=n_rel != 0)
-    hit_rows_of = _group(r.row_query[rows], rows, r.n_queries)
-
-    def exact(i: int) -> Fraction:
-        if n_rel[i] == 0:
-            return Fraction(0)
-        total = sum((Fraction(int(hits_at[j]), int(r.rank[j])) for j in hit_rows_of(i)), Fraction(0))
-        return total / int(n_rel[i])
-
-    return Values(value, exact=exact)
-
-
-def _group(keys: np.ndarray, rows: np.ndarray, n: int):
-    starts = np.searchsorted(keys, np.arange(n + 1))
-    return lambda i: rows[starts[i]:starts[i + 1]]
+    # exact: each relevant row adds hits / (rank * relevant count); a relevant row implies n_rel > 0
+    return Values(value, Terms(query.astype(np.int64), hits_at.astype(np.int64), rank * n_rel[query]))
 
 
 register(Family("AP", average_precision, rational=True, needs_cutoff=False, params=frozenset({"rel"}),

@@ -7,13 +7,13 @@ relevant document becomes (null or 0).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
 import numpy as np
 
-UNJUDGED = np.iinfo(np.int64).min  # grade of a retrieved document with no judgment
 
 
 @dataclass(frozen=True)
@@ -51,21 +51,29 @@ def _num(v: float) -> str:
 class Ranking:
     """One policy's view of a run joined with the judgments, grouped by query.
 
-    Rows of query ``i`` are ``offsets[i]:offsets[i+1]``, ranks 1..n inside.
-    ``qrels_*`` describe all judgments of the scored queries (for recall
-    denominators and the nDCG ideal), grouped the same way.
+    Only the *judged* ranked rows are kept: an unjudged document adds nothing
+    to any measure except the length of its ranking, which ``retrieved``
+    holds.  So a 7M-row run becomes a few thousand rows here.  Rows are
+    grouped by query index and in rank order inside a query; ``rank`` is the
+    1-based position in the whole ranking (judged or not).  ``qrels_*``
+    describe all judgments of the scored queries (recall denominators, the
+    nDCG ideal).
     """
 
     n_queries: int
-    offsets: np.ndarray  # int64, n_queries + 1
-    row_query: np.ndarray  # int64 per row
-    rank: np.ndarray  # int64 per row, 1-based
-    grade: np.ndarray  # int64 per row, UNJUDGED when not judged
+    retrieved: np.ndarray  # int64 per query: ranked documents, judged or not
+    row_query: np.ndarray  # int64 per judged row
+    rank: np.ndarray  # int64 per judged row, 1-based position in the full ranking
+    grade: np.ndarray  # int64 per judged row
     qrels_query: np.ndarray  # int64 per judgment
     qrels_grade: np.ndarray  # int64 per judgment
 
     def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
+        return self.retrieved
+
+    def in_cut(self, cutoff: int | None) -> np.ndarray:
+        """Ranked documents per query within the top ``cutoff`` (all when None)."""
+        return self.retrieved if cutoff is None else np.minimum(self.retrieved, cutoff)
 
     def per_query_count(self, row_mask: np.ndarray) -> np.ndarray:
         return np.bincount(self.row_query[row_mask], minlength=self.n_queries).astype(np.int64)
@@ -82,26 +90,86 @@ class Ranking:
         return mask
 
 
+@dataclass(frozen=True)
+class Terms:
+    """A rational measure's exact values: value of query q = sum of num/den over q's terms.
+
+    One term per query for num/den families, one per relevant row for AP.
+    Kept as integer arrays so that exact means are sums grouped by
+    denominator (a few big-integer operations), never a Fraction per query.
+    """
+
+    query: np.ndarray  # int64, ascending
+    num: np.ndarray  # int64
+    den: np.ndarray  # int64, > 0
+
+    def bounds(self, n_queries: int) -> np.ndarray:
+        return np.searchsorted(self.query, np.arange(n_queries + 1))
+
+    def total(self, queries: np.ndarray) -> Fraction:
+        """Exact sum of the values of ``queries`` (a boolean mask over all queries)."""
+        keep = queries[self.query]
+        num, den = self.num[keep], self.den[keep]
+        if len(den) == 0:
+            return Fraction(0)
+        order = np.argsort(den, kind="stable")
+        den, num = den[order], num[order]
+        starts = np.flatnonzero(np.r_[True, den[1:] != den[:-1]])
+        sums = np.add.reduceat(num, starts).tolist()
+        dens = den[starts].tolist()
+        common = math.lcm(*dens)
+        return Fraction(sum(s * (common // d) for s, d in zip(sums, dens)), common)
+
+
 @dataclass
 class Values:
     """Per-query results of one measure, before the policy's null/zero rule.
 
-    Rational families fill ``num``/``den`` (value = num/den, 0 when den = 0)
-    or ``exact`` for values that are sums of fractions (AP).
+    Rational families also give ``terms`` (their exact values); ``value`` may
+    then be a float approximation, and ``rounded`` gives each exact value
+    correctly rounded, which is what reports show.
     """
 
     value: np.ndarray  # float64 per query
-    num: np.ndarray | None = None
-    den: np.ndarray | None = None
-    exact: Callable[[int], Fraction] | None = None
+    terms: Terms | None = None
+    _bounds: np.ndarray | None = field(default=None, repr=False)
+
+    @staticmethod
+    def of_ratio(num: np.ndarray, den: np.ndarray) -> "Values":
+        """num/den per query (0 where den is 0): one term per query with a non-zero numerator."""
+        num, den = np.asarray(num, dtype=np.int64), np.asarray(den, dtype=np.int64)
+        q = np.flatnonzero((den != 0) & (num != 0))
+        return Values(ratio(num, den), Terms(q.astype(np.int64), num[q], den[q]))
+
+    def _query_bounds(self) -> np.ndarray:
+        if self._bounds is None:
+            self._bounds = self.terms.bounds(len(self.value))
+        return self._bounds
 
     def fraction(self, i: int) -> Fraction | None:
-        if self.num is not None:
-            d = int(self.den[i])
-            return Fraction(int(self.num[i]), d) if d else Fraction(0)
-        if self.exact is not None:
-            return self.exact(i)
-        return None
+        if self.terms is None:
+            return None
+        b = self._query_bounds()
+        at = slice(b[i], b[i + 1])
+        return sum(map(Fraction, self.terms.num[at].tolist(), self.terms.den[at].tolist()), Fraction(0))
+
+    def rounded(self) -> np.ndarray:
+        """Each query's exact value correctly rounded to float64 (``value`` for non-rational measures).
+
+        A single term num/den is one IEEE division of exactly representable
+        integers, hence already correctly rounded; only queries with several
+        terms need a Fraction.
+        """
+        if self.terms is None:
+            return self.value
+        t = self.terms
+        out = np.zeros(len(self.value), dtype=np.float64)
+        counts = np.diff(self._query_bounds())
+        single = counts[t.query] == 1
+        out[t.query[single]] = t.num[single] / t.den[single]
+        for i in np.flatnonzero(counts > 1).tolist():
+            out[i] = float(self.fraction(i))
+        return out
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import UNJUDGED, Family, Ranking, Values, ratio, register
+from .base import Family, Ranking, Values, register
 
 
 def judged(r: Ranking, m, ctx) -> Values:
     in_cut = np.ones(len(r.rank), dtype=bool) if m.cutoff is None else r.rank <= m.cutoff
-    num = r.per_query_count(in_cut & (r.grade != UNJUDGED))
-    den = r.per_query_count(in_cut)
-    return Values(ratio(num, den), num, den)
+    num = r.per_query_count(in_cut)  # the ranking's rows are its judged rows
+    den = r.in_cut(m.cutoff).astype(np.int64)
+    return Values.of_ratio(num, den)
 
 
 register(Family("Judged", judged, rational=True, needs_cutoff=False, params=frozenset(),

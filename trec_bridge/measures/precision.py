@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, ratio, register
+from .base import Family, Ranking, Values, register
 
 
 def precision(r: Ranking, m, ctx) -> Values:
     num = r.per_query_count(r.relevant_rows(ctx.rel, m.cutoff))
     den = np.full(r.n_queries, m.cutoff, dtype=np.int64)
-    return Values(ratio(num, den), num, den)
+    return Values.of_ratio(num, den)
 
 
 register(Family("P", precision, rational=True, needs_cutoff=True, params=frozenset({"rel"}),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, ratio, register
+from .base import Family, Ranking, Values, register
 
 
 def reciprocal_rank(r: Ranking, m, ctx) -> Values:
@@ -19,7 +19,7 @@ def reciprocal_rank(r: Ranking, m, ctx) -> Values:
     den = np.zeros(r.n_queries, dtype=np.int64)
     num[first_q] = 1
     den[first_q] = ranks[first_at]
-    return Values(ratio(num, den), num, den)
+    return Values.of_ratio(num, den)
 
 
 register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}),

@@ -10,7 +10,7 @@ def success(r: Ranking, m, ctx) -> Values:
     hits = r.per_query_count(r.relevant_rows(ctx.rel, m.cutoff))
     num = (hits > 0).astype(np.int64)
     den = np.ones(r.n_queries, dtype=np.int64)
-    return Values(num.astype(np.float64), num, den)
+    return Values.of_ratio(num, den)
 
 
 register(Family("Success", success, rational=True, needs_cutoff=True, params=frozenset({"rel"}),

@@ -1,0 +1,105 @@
+"""A TREC run read in parts (bounded memory, issue 7's W3) scores exactly like the run read whole.
+
+Parts are made tiny here (a few bytes to a few hundred) so that every
+boundary case happens: a query cut in the middle, a line longer than a part,
+blank lines and CRLF at a cut, errors in a later part (their line numbers
+must count the lines of the parts before).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+
+import pytest
+
+import converters.trec_run as trec_run
+from converters.detect import load_dataset_any
+from converters.trec_run import read_trec_run, read_trec_run_parts
+from trec_bridge.cli.main import main
+from trec_bridge.measures import parse_measures
+from trec_bridge.model import QueryNotContiguous
+from trec_bridge.policy import get_policy
+from trec_bridge.scorer import score, score_parts
+
+from .test_trec_run import REJECTIONS
+
+MEASURES = parse_measures("nDCG@10 RR@5 R@20 P@5 AP Judged@10")
+SEPARATORS = [" ", "\t", "  ", " \t"]
+
+
+def _files(tmp_path, seed: int = 7) -> tuple[str, str]:
+    """A run with ties, unsorted scores, a disagreeing rank column, mixed separators, blank and CRLF lines."""
+    rnd = random.Random(seed)
+    run_lines, qrels_lines = [], []
+    for q in range(1, 31):
+        n = rnd.choice([1, 2, 5, 17, 40])
+        for d in range(n):
+            score = rnd.choice([round(rnd.uniform(0, 10), 2), 5.0])  # 5.0 often: ties
+            sep = rnd.choice(SEPARATORS)
+            end = rnd.choice(["\n", "\n", "\r\n", "\n\n"])
+            run_lines.append(sep.join([f"q{q}", "Q0", f"d{d}", str(rnd.randint(0, n)), str(score), "tag"]) + end)
+            if rnd.random() < 0.3:
+                qrels_lines.append(f"q{q} 0 d{d} {rnd.choice([0, 1, 2, 3, -1])}\n")
+        qrels_lines.append(f"q{q} 0 unretrieved{q} {rnd.choice([1, 2])}\n")
+    qrels_lines.append("q99 0 d1 1\n")  # judged, never ranked: a missing query
+    (tmp_path / "qrels.txt").write_text("".join(qrels_lines))
+    (tmp_path / "run.txt").write_bytes("".join(run_lines).encode())
+    return str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")
+
+
+def _table(result) -> list:
+    return [(q.query_id, q.status, q.relevant, q.retrieved, q.values, dict(q.exact)) for q in result.queries]
+
+
+@pytest.mark.parametrize("part_bytes", [1, 9, 64, 333, 1 << 20])
+@pytest.mark.parametrize("policy", ["strict", "trec_eval", "ir_measures"])
+@pytest.mark.parametrize("order", ["score", "rank"])
+def test_parts_score_like_the_whole_run(tmp_path, part_bytes, policy, order):
+    qrels, run = _files(tmp_path)
+    dataset = load_dataset_any(qrels)
+    parts = list(read_trec_run_parts(run, order=order, part_bytes=part_bytes))
+    assert len(parts) > 1 or part_bytes == 1 << 20
+    whole = score(dataset, read_trec_run(run, order=order), MEASURES, get_policy(policy))
+    in_parts = score_parts(dataset, iter(parts), MEASURES, get_policy(policy))
+    assert _table(in_parts) == _table(whole)
+    assert {k: (m.value, m.exact, m.eligible) for k, m in in_parts.means.items()} == \
+           {k: (m.value, m.exact, m.eligible) for k, m in whole.means.items()}
+    assert in_parts.order == whole.order and in_parts.missing == whole.missing
+    assert policy != "strict" or whole.missing == ["q99"]
+
+
+@pytest.mark.parametrize("part_bytes", [1, 16, 40])
+@pytest.mark.parametrize("content,code,line", [r[1:] for r in REJECTIONS], ids=[r[0] for r in REJECTIONS])
+def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys, content, code, line, part_bytes):
+    path = tmp_path / "run.txt"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    monkeypatch.setattr(trec_run, "PART_BYTES", part_bytes)
+    assert main(["score", str(tmp_path / "qrels.txt"), str(path), "P@1"]) == 1
+    err = capsys.readouterr().err
+    where = f"[{code}] {path}" + (f":{line}" if line else "")
+    assert re.search(re.escape(where) + r"[^0-9]", err), err
+
+
+def test_a_query_split_across_parts_is_reported_and_the_cli_reads_the_run_whole(tmp_path, monkeypatch, capsys):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 c 1\n")
+    run.write_text("q1 Q0 a 1 3 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 2 t\n")  # q1's lines are not together
+    with pytest.raises(QueryNotContiguous):
+        list(read_trec_run_parts(run, part_bytes=16))
+    monkeypatch.setattr(trec_run, "PART_BYTES", 16)
+    assert main(["score", str(qrels), str(run), "P@2 RR", "--json", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["means"]["P@2"]["exact"] == "1/2" and report["means"]["RR"]["exact"] == "1"
+
+
+def test_the_report_fingerprints_the_bytes_read_in_parts(tmp_path, monkeypatch):
+    qrels, run = _files(tmp_path)
+    monkeypatch.setattr(trec_run, "PART_BYTES", 100)
+    out = tmp_path / "r.json"
+    assert main(["score", qrels, run, "P@5", "--json", str(out)]) == 2  # q99 is missing
+    report = json.loads(out.read_text())
+    expected = hashlib.sha256((tmp_path / "run.txt").read_bytes()).hexdigest()
+    assert report["fingerprints"]["inputs"]["run"]["sha256"] == expected
