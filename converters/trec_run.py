@@ -109,7 +109,7 @@ def can_read_in_parts(path: str | os.PathLike) -> bool:
 
 
 def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"] = "score", *,
-                        part_bytes: int | None = None) -> Iterator[Run]:
+                        part_bytes: int | None = None, fingerprint: bool = True) -> Iterator[Run]:
     """The run of ``read_trec_run(path, order)`` as Runs of about ``part_bytes`` each, every query whole in one.
 
     A 50M-line run is then scored in bounded memory: each part is checked,
@@ -118,8 +118,8 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
     another one reported first than a whole read would).  A query whose lines are split by
     another query's lines across parts comes back as two parts with the same
     query; the scorer notices (``QueryNotContiguous``) and the caller reads
-    the run whole.  The file's SHA-256 is computed on the way
-    (``files.sha256_file`` then needs no second read).
+    the run whole.  With ``fingerprint``, the file's SHA-256 is computed on
+    the way (``files.sha256_file`` then needs no second read).
     """
     if order not in ("score", "rank"):
         raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
@@ -134,7 +134,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         # only a part (and the rows carried to the next one) is ever held: guard that much
         memory_guard.check_input(name, min(info.st_size, 2 * part_bytes), fh.read(4096))
         fh.seek(0)
-        digest = hashlib.sha256()
+        digest = hashlib.sha256() if fingerprint else None
         pieces = _line_pieces(fh, part_bytes, digest, name)
         carry: tuple[pl.DataFrame, np.ndarray] | None = None  # rows of the query the last piece ended with
         lines_before, any_data, seen = 0, False, set()
@@ -174,28 +174,38 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             yield part
         if not any_data:
             raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=name)
-        files.remember_digest(path, info, digest.hexdigest())
+        if digest is not None:
+            files.remember_digest(path, info, digest.hexdigest())
 
 
 def _line_pieces(fh, part_bytes: int, digest, name: str) -> Iterator[tuple[bytes, bool, bool]]:
-    """(bytes ending at a line end, starts the file, is the last piece), about ``part_bytes`` each."""
-    pending, at_start = b"", True
+    """(bytes ending at a line end, starts the file, is the last piece), about ``part_bytes`` each.
+
+    The bytes after a piece's last line end are read again with the next
+    piece (a seek back), so each byte is copied once.
+    """
+    at_start = True
     while True:
         try:
-            block = fh.read(part_bytes)
+            piece = fh.read(part_bytes)
+            while len(piece) >= part_bytes and piece.rfind(b"\n") < 0:  # a line longer than a part
+                more = fh.read(part_bytes)
+                piece += more
+                if len(more) < part_bytes:
+                    break
         except OSError as exc:
             raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
-        digest.update(block)
-        if len(block) < part_bytes:  # end of file
-            yield pending + block, at_start, True
+        last = len(piece) < part_bytes or not fh.peek(1)
+        if not last:
+            cut = piece.rfind(b"\n") + 1
+            if cut < len(piece):
+                fh.seek(cut - len(piece), os.SEEK_CUR)
+                piece = piece[:cut]
+        if digest is not None:
+            digest.update(piece)
+        yield piece, at_start, last
+        if last:
             return
-        buf = pending + block
-        cut = buf.rfind(b"\n") + 1
-        if cut == 0:  # no line end yet: read on
-            pending = buf
-            continue
-        pending = buf[cut:]
-        yield buf[:cut], at_start, False
         at_start = False
 
 

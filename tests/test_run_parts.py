@@ -103,3 +103,26 @@ def test_the_report_fingerprints_the_bytes_read_in_parts(tmp_path, monkeypatch):
     report = json.loads(out.read_text())
     expected = hashlib.sha256((tmp_path / "run.txt").read_bytes()).hexdigest()
     assert report["fingerprints"]["inputs"]["run"]["sha256"] == expected
+
+
+def test_a_slow_read_shows_progress_on_stderr_and_erases_it(tmp_path, monkeypatch, capsys):
+    import trec_bridge.progress as progress
+
+    qrels, run = _files(tmp_path)
+    monkeypatch.setattr(progress, "DEFAULT_DELAY", 0.0)  # every read counts as slow
+    monkeypatch.setattr(trec_run, "PART_BYTES", 200)
+    monkeypatch.setenv("TREC_BRIDGE_PROGRESS", "1")  # captured stderr is no terminal
+    assert main(["score", qrels, run, "P@5"]) == 2
+    err = capsys.readouterr().err
+    assert f"\rreading {run} … 0s" in err
+    assert err.endswith("\r")  # the line is erased before the command's own output
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys):
+    import trec_bridge.progress as progress
+
+    qrels, run = _files(tmp_path)
+    monkeypatch.setattr(progress, "DEFAULT_DELAY", 0.0)
+    monkeypatch.delenv("TREC_BRIDGE_PROGRESS", raising=False)
+    assert main(["score", qrels, run, "P@5"]) == 2
+    assert capsys.readouterr().err == ""

@@ -65,10 +65,10 @@ class progress:  # noqa: N801 - used like a function: ``with progress("reading x
     a short text, e.g. ``p.detail = "1.2 GB"``; it is read by the thread.
     """
 
-    def __init__(self, label: str, *, delay: float = DEFAULT_DELAY, interval: float = DEFAULT_INTERVAL,
+    def __init__(self, label: str, *, delay: float | None = None, interval: float = DEFAULT_INTERVAL,
                  stream: TextIO | None = None):
         self.label = label
-        self.delay = delay
+        self.delay = DEFAULT_DELAY if delay is None else delay  # read at call time (tests shorten it)
         self.interval = interval
         self.detail = ""
         self._stream_arg = stream

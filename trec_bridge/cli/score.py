@@ -74,7 +74,8 @@ def _score_in_parts(dataset, args, measures, policy):
     if is_json(args.run) or not can_read_in_parts(args.run):
         return None
     try:
-        with closing(read_trec_run_parts(args.run, order=args.order)) as parts:  # closed at once on any exit
+        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
+        with closing(parts):  # closed at once on any exit
             return score_parts(dataset, parts, measures, policy, split=args.split)
     except QueryNotContiguous:
         return None
@@ -101,15 +102,14 @@ def run(args) -> int:
     if result is None:
         run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
     chunk_map = None
-    inputs = {"dataset": {"path": args.dataset, "sha256": sha256_file(args.dataset)},
-              "run": {"path": args.run, "sha256": sha256_file(args.run)}}
-    if args.queries:
-        inputs["queries"] = {"path": args.queries, "sha256": sha256_file(args.queries)}
     if args.chunk_map:
         from converters.chunk_map import load_chunk_map
 
         chunk_map = load_chunk_map(args.chunk_map)
-        inputs["chunk_map"] = {"path": args.chunk_map, "sha256": sha256_file(args.chunk_map)}
+    roles = {"dataset": args.dataset, "run": args.run, "queries": args.queries, "chunk_map": args.chunk_map}
+    # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
+    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
+              for role, path in roles.items() if path}
     if result is None:
         result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
     result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
