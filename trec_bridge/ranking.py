@@ -115,43 +115,71 @@ def _query_rows(run: Run, index: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame
 
 
 def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
-    """(rank per row, qidx, frame) in the policy's order; rank is the 1-based position inside the query."""
+    """(rank per row, qidx, frame) under the policy's order; rank is the 1-based position inside the query.
+
+    Rows are not moved: a query found out of order gets new ranks for its
+    rows (only such queries are sorted), which is all the kernels need.
+    """
     rank = frame.get_column("rank").to_numpy()
     if ordering.tie_break == "given" or frame.height == 0:
         return rank, qidx, frame  # the reader's order: rank 1..n inside each contiguous query
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+    if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
+        return _sorted_fully(frame, qidx, ordering)
+    key = _sort_key(frame, qidx, rank, ordering)
+    doc = frame.get_column("doc_id")
+    rows = _rows_of_misordered_queries(qidx, key, doc, ordering)
+    if len(rows) == 0:
+        return rank, qidx, frame
+    block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
+    by_key = (pl.DataFrame({"row": rows, "block": block, "key": key[rows], "doc": doc.gather(rows)})
+              .sort(["block", "key", "doc"], descending=[False, True, ordering.tie_break == "doc_desc"],
+                    maintain_order=True))
+    new_rank = rank.copy()
+    new_rank[by_key.get_column("row").to_numpy()] = rank[rows]  # the k-th in key order takes position k
+    return new_rank, qidx, frame
+
+
+def _sort_key(frame: pl.DataFrame, qidx: np.ndarray, rank: np.ndarray, ordering: Ordering) -> np.ndarray:
+    """The score a policy sorts by; a row without score gets n - rank + 1 (what our TREC writer writes)."""
     score = frame.get_column("score")
-    if score.null_count() == 0:
-        key = score.to_numpy()
-        if ordering.precision == "float32":
-            with np.errstate(over="ignore"):  # beyond float32's range: inf, as C's (float) cast gives
-                key = key.astype(np.float32)
-        if _already_ordered(qidx, key, frame.get_column("doc_id"), ordering):
-            return rank, qidx, frame
-    keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64)).with_columns(_key=_sort_key(ordering))
+    key = score.to_numpy() if score.null_count() == 0 else score.fill_null(np.nan).to_numpy().copy()
+    if score.null_count():
+        missing = np.isnan(key) & score.is_null().to_numpy()
+        lengths = np.bincount(qidx)[qidx[missing]]
+        key[missing] = (lengths - rank[missing] + 1).astype(np.float64)
+    if ordering.precision == "float32":
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as C's (float) cast gives
+            key = key.astype(np.float32)
+    return key
+
+
+def _rows_of_misordered_queries(qidx: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering) -> np.ndarray:
+    """Rows of every query whose key rises somewhere or whose ties break against the policy's docno order."""
+    same = qidx[1:] == qidx[:-1]
+    wrong = same & (key[1:] > key[:-1])
+    tie = np.flatnonzero(same & (key[1:] == key[:-1]))
+    if len(tie):
+        first, second = doc.gather(tie), doc.gather(tie + 1)
+        right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
+        wrong[tie[~right]] = True
+    bad = np.flatnonzero(wrong)
+    if len(bad) == 0:
+        return bad
+    marked = np.zeros(int(qidx.max()) + 1, dtype=bool)
+    marked[qidx[bad + 1]] = True
+    return np.flatnonzero(marked[qidx])
+
+
+def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
+    """Group by query and sort by key (for frames whose queries are not contiguous)."""
+    rank = frame.get_column("rank").to_numpy()
+    keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64),
+                               _key=pl.Series(_sort_key(frame, qidx, rank, ordering)))
     keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
                        maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
     return _positions(qidx), qidx, keyed.drop("qidx", "_key")
-
-
-def _sort_key(ordering: Ordering) -> pl.Expr:
-    """The score a policy sorts by; a query without scores gets n - rank + 1 (what our TREC writer writes)."""
-    n = pl.len().over("qidx")
-    key = pl.when(pl.col("score").is_null()).then((n - pl.col("rank") + 1).cast(pl.Float64)).otherwise(pl.col("score"))
-    return key.cast(pl.Float32) if ordering.precision == "float32" else key
-
-
-def _already_ordered(qidx: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering) -> bool:
-    """True when, inside every query block, the key never rises and ties follow the policy's docno order."""
-    same = qidx[1:] == qidx[:-1]
-    if (same & (key[1:] > key[:-1])).any():
-        return False
-    tie = np.flatnonzero(same & (key[1:] == key[:-1]))
-    if len(tie) == 0:
-        return True
-    first, second = doc.gather(tie), doc.gather(tie + 1)
-    right = (first > second) if ordering.tie_break == "doc_desc" else (first < second)
-    return bool(right.all())
 
 
 def _positions(qidx: np.ndarray) -> np.ndarray:
