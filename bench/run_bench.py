@@ -816,16 +816,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="run children with the environment as is (default: enable byte-code caching in WORK)")
     ap.add_argument("--verify", action="store_true", help="check W1/W2 sha256 against gen.py's published hashes")
     ap.add_argument("--fail-on-targets", action="store_true", help="exit 4 when an issue-7 target is missed")
-    ap.add_argument("--render-json", type=Path, metavar="FILE",
-                    help="run nothing: re-render the table of an earlier --json FILE (with --markdown/--update-readme)")
+    ap.add_argument("--render-json", type=Path, metavar="FILE", nargs="+",
+                    help="run nothing: re-render the tables of earlier --json FILEs, one after the other "
+                    "(with --markdown/--update-readme; e.g. a W1,W2 run and a W3 run with fewer tools)")
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render_json:
-        data = json.loads(args.render_json.read_text())
-        md = render(rows_from_json(data), data["meta"])
+        tables = []
+        for path in args.render_json:
+            data = json.loads(path.read_text())
+            tables.append(render(rows_from_json(data), data["meta"]))
+        md = "\n".join(tables)
         print(md)
         if args.markdown:
             args.markdown.write_text(md)
