@@ -59,7 +59,7 @@ def run_from_columns(query_ids: list, doc_ids: list, scores: list, *, run_id: st
     """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc)."""
     frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
-    frame, queries, order, _ = order_rows(frame, "score")
+    frame, queries, order = order_rows(frame, "score")[:3]
     return Run(frame=frame, queries=queries, run_id=run_id, order=order, order_source="score", source=source)
 
 

@@ -96,7 +96,7 @@ def read_ranx_run(path: str | os.PathLike, *, run_id: str | None = None, dataset
                                json_path=sj.json_path((qids[i], docs[i])), query=qids[i], doc=docs[i])
     frame = pl.DataFrame({"query_id": qids, "doc_id": docs, "score": [float(s) for s in scores]},
                          schema={k: RUN_SCHEMA[k] for k in ("query_id", "doc_id", "score")})
-    frame, _ranked, order, _ = order_rows(frame, "score", file=file)
+    frame, _ranked, order = order_rows(frame, "score", file=file)[:3]
     return Run(frame=frame, queries=tuple(doc), run_id=run_id, dataset_id=dataset_id, dataset_version=dataset_version,
                order=order, order_source="score", source=file)
 

@@ -27,7 +27,7 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
 from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
 from trec_bridge.progress import progress
-from trec_bridge.ranking import pair_hash
+from trec_bridge.ranking import pair_keys
 
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
@@ -90,6 +90,7 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
               order_source=order, source=name, unique_checked=True)
     run.remember_blocks(ordered.starts, list(ordered.queries))
+    run.remember_pair_keys(ordered.keys)
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
     return run
@@ -260,6 +261,7 @@ def _part(frame: pl.DataFrame, lines: np.ndarray, order: str, name: str) -> Run:
     run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
               order_source=order, source=name, unique_checked=True)
     run.remember_blocks(ordered.starts, list(ordered.queries))
+    run.remember_pair_keys(ordered.keys)
     return run
 
 
@@ -277,6 +279,7 @@ class OrderedRows(NamedTuple):
     queries: tuple[str, ...]  # in first-appearance order (= the frame's group order)
     orders: tuple[QueryOrder, ...]
     starts: np.ndarray  # first row of each query's group in ``frame``
+    keys: np.ndarray  # ranking.pair_keys of the rows of ``frame`` (computed for the duplicate check)
 
 
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
@@ -290,7 +293,8 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     """
     n = frame.height
     if n == 0:
-        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), np.zeros(0, dtype=np.int64))
+        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), np.zeros(0, dtype=np.int64),
+                           np.zeros(0, dtype=np.uint64))
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     q = frame.get_column("query_id")
@@ -308,7 +312,8 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
         row = np.argsort(qidx_file, kind="stable")
         qidx = qidx_file[row]
         frame = frame[row]
-    _check_duplicates(frame, qidx, row, file, lines)
+    keys = pair_keys(frame.get_column("query_id"), frame.get_column("doc_id"))
+    _check_duplicates(frame, qidx, keys, row, file, lines)
 
     score = frame.get_column("score").to_numpy()
     doc = frame.get_column("doc_id")
@@ -348,7 +353,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     }, schema=RUN_SCHEMA)
     qlist = tuple(queries.to_list())
     orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
-    return OrderedRows(out, qlist, orders, starts)
+    return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
 
 
 def positions(starts: np.ndarray, n: int) -> np.ndarray:
@@ -382,8 +387,8 @@ def _score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same
     return perm
 
 
-def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray | None, file: str | None,
-                      lines: np.ndarray | None) -> None:
+def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
+                      file: str | None, lines: np.ndarray | None) -> None:
     """Raise for the first document listed twice in a query.
 
     Screened on a sorted 64-bit hash of (query, document): equal neighbours
@@ -391,7 +396,7 @@ def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, row: np.ndarray | N
     string comparison runs only then.
     """
     doc = frame.get_column("doc_id")
-    key = np.sort(pair_hash(qidx, doc))
+    key = np.sort(keys)
     if not (key[1:] == key[:-1]).any():
         return
     pairs = pl.DataFrame({"qi": qidx, "d": doc})

@@ -93,6 +93,20 @@ class Run:
             self._blocks = (self.frame, starts, q.gather(starts).to_list())
         return self._blocks[1], self._blocks[2]
 
+    _pair_keys: tuple | None = field(default=None, repr=False, compare=False)
+
+    def pair_keys(self) -> np.ndarray:
+        """``ranking.pair_keys`` of every row (the reader's, when it computed them for its duplicate check)."""
+        if self._pair_keys is None or self._pair_keys[0] is not self.frame:
+            from .ranking import pair_keys
+
+            self._pair_keys = (self.frame, pair_keys(self.frame.get_column("query_id"),
+                                                     self.frame.get_column("doc_id")))
+        return self._pair_keys[1]
+
+    def remember_pair_keys(self, keys: np.ndarray) -> None:
+        self._pair_keys = (self.frame, keys)
+
     def remember_blocks(self, starts: np.ndarray, queries: list[str]) -> None:
         """Record ``blocks()`` from a reader that computed it anyway (each query exactly one block)."""
         self._blocks = (self.frame, starts, queries)

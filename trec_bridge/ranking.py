@@ -51,7 +51,7 @@ class RankingBuilder:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
 
     def add(self, run: Run) -> None:
-        qidx, frame = _query_rows(run, self.universe)
+        qidx, frame, keys = _query_rows(run, self.universe)
         if len(qidx) == 0:
             return
         counts = np.bincount(qidx, minlength=self.universe.height)
@@ -60,7 +60,7 @@ class RankingBuilder:
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering)
-        rows, grade = _judged_rows(qidx, frame.get_column("doc_id"), self.judged)
+        rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged)
         self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
 
     def finish(self, index: pl.DataFrame) -> Ranking:
@@ -91,27 +91,28 @@ class RankingBuilder:
         )
 
 
-def pair_hash(qidx: np.ndarray, doc: pl.Series) -> np.ndarray:
-    """A 64-bit hash of each (query index, document ID) pair: equal pairs, equal hashes."""
-    return (qidx.astype(np.uint64) * _MIX) ^ doc.hash(seed=0).to_numpy()
+def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each (query ID, document ID) row: equal pairs, equal hashes (the converse is checked)."""
+    return (query.hash(seed=0).to_numpy() * _MIX) ^ doc.hash(seed=0).to_numpy()
 
 
-def _query_rows(run: Run, index: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
-    """Each kept row's query index, and the frame restricted to the indexed queries."""
+def _query_rows(run: Run, index: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame, np.ndarray]:
+    """Each kept row's query index, the frame restricted to the indexed queries, and its rows' pair keys."""
     frame = run.frame
     if frame.height == 0:
-        return np.zeros(0, dtype=np.int64), frame
+        return np.zeros(0, dtype=np.int64), frame, np.zeros(0, dtype=np.uint64)
     starts, block_q = run.blocks()
     if len(set(block_q)) != len(block_q):  # a query's rows are not contiguous (not from our readers)
         joined = frame.join(index, on="query_id", how="inner", maintain_order="left")
-        return joined.get_column("qidx").to_numpy(), joined.drop("qidx")
+        kept = joined.drop("qidx")
+        return joined.get_column("qidx").to_numpy(), kept, pair_keys(kept["query_id"], kept["doc_id"])
     position = dict(zip(index.get_column("query_id").to_list(), range(index.height)))
     block_idx = np.array([position.get(b, -1) for b in block_q], dtype=np.int64)
     qidx = np.repeat(block_idx, np.diff(np.append(starts, frame.height)))
     if (block_idx >= 0).all():
-        return qidx, frame
+        return qidx, frame, run.pair_keys()
     keep = qidx >= 0
-    return qidx[keep], frame.filter(pl.Series(keep))
+    return qidx[keep], frame.filter(pl.Series(keep)), run.pair_keys()[keep]
 
 
 def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
@@ -191,12 +192,13 @@ def _positions(qidx: np.ndarray) -> np.ndarray:
     return np.cumsum(pos, out=pos)
 
 
-def _judged_rows(qidx: np.ndarray, doc: pl.Series, judged: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Rows whose (query, document) is judged, in row order, and their grades."""
     if len(qidx) == 0 or judged.height == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    judged_keys = pair_hash(judged.get_column("qidx").to_numpy(), judged.get_column("doc_id"))
-    candidates = np.flatnonzero(pl.Series(pair_hash(qidx, doc)).is_in(pl.Series(judged_keys).implode()).to_numpy())
+    judged_keys = pair_keys(judged.get_column("query_id"), judged.get_column("doc_id"))
+    candidates = np.flatnonzero(pl.Series(keys).is_in(pl.Series(judged_keys).implode()).to_numpy())
     if len(candidates) == 0:
         return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
     found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
