@@ -5,6 +5,10 @@ chunk-collapsed) inputs, score the run under the tool's named policy, and
 require the two to agree within the tool's precision.  What remains between
 strict and reference is decomposed over the policy axes (reconcile.py).
 A disagreement between emulation and tool is an *unexplained difference*.
+
+trec_eval runs in its own process, so it is started first and the in-process
+tools and the axis walks use this process meanwhile; every error is still
+raised in the order the tools were asked for, as if they ran one by one.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from .errors import ReferenceUnavailable
 from .measures.base import Measure
 from .model import ChunkMap, Dataset, Run
 from .policy import IR_MEASURES, PYTREC_EVAL, TREC_EVAL, TREC_EVAL_C, Policy
-from .reconcile import Walk, mean_parts, per_query_parts, table, walk_axes
+from .reconcile import ScoreCache, Walk, mean_parts, per_query_parts, table, value, walk_axes
 from .scorer import ScoreResult, score
 
 DOUBLE_TOLERANCE = 1e-9
@@ -92,28 +96,93 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
 
     dataset, run = prepare(dataset, run, split, chunk_map)
     strict = score(dataset, run, measures)  # raises on invalid input before any tool runs
-    checks = []
-    for name in against:
-        ref = references.get(name)
-        check = ToolCheck(name, reference_policy(name, complete), ref.available())
-        checks.append(check)
-        if not check.available:
-            check.unavailable_reason = f"{name} is not installed (see `trec-bridge tools which`)"
-            if require:
-                raise ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", check.unavailable_reason)
-            continue
-        check.version = ref.version()
-        options = references.Options(complete=complete)
-        check.reference = ref.evaluate(dataset.qrels, run, measures, rel=dataset.threshold, options=options)
-        check.walk = walk_axes(dataset, run, measures, check.policy, strict_result=strict)
-        _compare(check, measures)
-    return CrosscheckResult(strict, checks, dataset, run)
+    options = references.Options(complete=complete)
+    jobs: list[_Job] = []
+    try:
+        for name in against:
+            jobs.append(_Job.setup(name, complete, require))
+            if jobs[-1].error is not None:
+                break  # this error is raised; the tools after it would never have run
+        live = [j for j in jobs if j.error is None and j.check.available]
+        for job in sorted(live, key=lambda j: not j.ref.background):  # background tools first
+            job.pending = job.ref.start(dataset.qrels, run, measures, rel=dataset.threshold, options=options)
+        cache = None  # one for every walk: the tools' walks share their rescorings
+        for job in live:
+            try:
+                cache = cache or ScoreCache(dataset, run, measures, strict)
+                job.check.walk = walk_axes(dataset, run, measures, job.check.policy, strict_result=strict,
+                                           cache=cache)
+            except Exception as exc:  # noqa: BLE001 - raised by settle(), after the tool's own error
+                job.walk_error = exc
+            if not job.ref.background:
+                job.settle(measures)  # its result is already here: compare while trec_eval still runs
+        for job in jobs:  # in the order asked: the first error is the one a one-by-one run would raise
+            job.settle(measures)
+            if job.error is not None:
+                raise job.error
+    finally:
+        for job in jobs:
+            if job.pending is not None:
+                job.pending.cancel()
+    return CrosscheckResult(strict, [j.check for j in jobs], dataset, run)
+
+
+@dataclass
+class _Job:
+    """One requested tool while the cross-check runs.
+
+    ``error`` is the first error a one-by-one run would meet for this tool
+    (lookup, the tool itself, the walk, the comparison); it is kept, not
+    raised, so that crosscheck() raises errors in the order the tools were asked.
+    """
+
+    check: ToolCheck | None = None
+    ref: object = None  # references.Reference
+    pending: object = None  # references.base.Pending
+    error: Exception | None = None
+    walk_error: Exception | None = None
+    settled: bool = False
+
+    @staticmethod
+    def setup(name: str, complete: bool, require: bool) -> "_Job":
+        from . import references
+
+        job = _Job()
+        try:
+            job.ref = references.get(name)
+            job.check = ToolCheck(name, reference_policy(name, complete), job.ref.available())
+            if not job.check.available:
+                job.check.unavailable_reason = f"{name} is not installed (see `trec-bridge tools which`)"
+                if require:
+                    raise ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", job.check.unavailable_reason)
+            else:
+                job.check.version = job.ref.version()
+        except Exception as exc:  # noqa: BLE001 - raised in order by crosscheck()
+            job.error = exc
+        return job
+
+    def settle(self, measures: list[Measure]) -> None:
+        """Wait for the tool's result and compare it with the walk (once); a failure lands in ``error``."""
+        if self.settled or self.error is not None or not self.check.available:
+            return
+        self.settled = True
+        try:
+            self.check.reference = self.pending.result()
+            if self.walk_error is not None:
+                raise self.walk_error
+            _compare(self.check, measures)
+        except Exception as exc:  # noqa: BLE001 - raised in order by crosscheck()
+            self.error = exc
 
 
 def _compare(check: ToolCheck, measures: list[Measure]) -> None:
     ref = check.reference
     walk = check.walk
-    tables = [table(result) for _, result in walk.steps]
+    by_rows: dict[int, dict] = {}  # steps that reuse a result share its rows: one table each
+    for _, result in walk.steps:
+        if id(result.queries) not in by_rows:
+            by_rows[id(result.queries)] = table(result)
+    tables = [by_rows[id(result.queries)] for _, result in walk.steps]
     strict_t, emu_t = tables[0], tables[-1]
     tol = tolerance(ref.precision)
     for m in measures:
@@ -121,8 +190,8 @@ def _compare(check: ToolCheck, measures: list[Measure]) -> None:
         if name in ref.unsupported or name in ref.failed:
             continue
         for qid, ref_value in ref.per_query.get(name, {}).items():
-            emu = emu_t.get(qid, {}).get(name, ("absent", None))[0]
-            strict = strict_t.get(qid, {}).get(name, ("absent", None))[0]
+            emu = value(emu_t, qid, name)
+            strict = value(strict_t, qid, name)
             agrees = isinstance(emu, float) and abs(emu - ref_value) <= tol
             row = {"query_id": qid, "measure": name, "strict": strict, "reference": ref_value,
                    "emulation": emu, "agrees": agrees}

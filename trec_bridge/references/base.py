@@ -71,6 +71,21 @@ class Reference(ABC):
     def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
                  options: Options = Options()) -> ReferenceResult: ...
 
+    # True when ``start`` hands the work to another process, so the caller can use this one meanwhile.
+    background: bool = False
+
+    def start(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+              options: Options = Options()) -> "Pending":
+        """Begin ``evaluate``; ``.result()`` of the handle returns its result or raises its error.
+
+        In-process tools simply evaluate here.  An error is kept in the handle,
+        not raised, so a caller running several tools reports them in its own order.
+        """
+        try:
+            return Done(self.evaluate(qrels, run, measures, rel=rel, options=options))
+        except Exception as exc:  # noqa: BLE001 - re-raised by result(), in the caller's order
+            return Done(error=exc)
+
     def _split(self, measures: list[Measure], rel: int, result: ReferenceResult) -> list[tuple[Measure, int]]:
         """The measures this tool will compute with their effective rel; the others go to ``unsupported``."""
         keep = []
@@ -109,6 +124,29 @@ class PythonReference(Reference):
         return str(getattr(self._module(), "__version__", "unknown"))
 
 
+class Pending(ABC):
+    """A reference evaluation under way (see ``Reference.start``)."""
+
+    @abstractmethod
+    def result(self) -> ReferenceResult:
+        """Wait for the tool; return its result or raise its error (the same on every call)."""
+
+    def cancel(self) -> None:
+        """Stop the work and free what it holds; harmless once finished."""
+
+
+class Done(Pending):
+    """An evaluation that finished (or failed) when it was started."""
+
+    def __init__(self, value: ReferenceResult | None = None, error: Exception | None = None):
+        self._value, self._error = value, error
+
+    def result(self) -> ReferenceResult:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def unavailable(message: str) -> ReferenceUnavailable:
     return ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", message)
 
@@ -128,6 +166,8 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
     precision behaviour of their own).
     """
     frame = run.frame.select("query_id", "doc_id", "rank", "score")
+    if frame.get_column("score").null_count() == 0:
+        return frame, []  # the usual case, without grouping 7M rows to find none
     nulls = frame.group_by("query_id", maintain_order=True).agg(pl.col("score").null_count().alias("n_null"))
     synthetic = nulls.filter(pl.col("n_null") > 0).get_column("query_id").to_list()
     if synthetic:
@@ -138,9 +178,14 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
     return frame, synthetic
 
 
-def check_unique(qrels: Qrels, frame: pl.DataFrame, tool: str) -> None:
-    """Duplicates cannot reach a dict-based tool unchanged (the last would silently win): refuse them."""
+def check_unique(qrels: Qrels, frame: pl.DataFrame | None, tool: str) -> None:
+    """Duplicates cannot reach a dict-based tool unchanged (the last would silently win): refuse them.
+
+    ``frame`` None: the run's reader already refused duplicates (``Run.unique_checked``).
+    """
     for what, df in (("qrels", qrels.frame), ("run", frame)):
+        if df is None:
+            continue
         dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
         if dup.height:
             row = dup.row(0, named=True)
@@ -176,13 +221,28 @@ def qrels_dict(qrels: Qrels) -> dict[str, dict[str, int]]:
 
 
 def run_dict(run: Run, frame: pl.DataFrame, include_empty: bool = True) -> dict[str, dict[str, float]]:
-    """{query: {doc: score}} with Python floats; explicit empty rankings become ``{}`` when asked."""
-    out: dict[str, dict[str, float]] = {}
-    if include_empty:
-        for q in run.queries:
-            out[q] = {}
-    for q, d, s in zip(*(frame.get_column(c).to_list() for c in ("query_id", "doc_id", "score"))):
-        out.setdefault(q, {})[d] = float(s)
+    """{query: {doc: score}} with Python floats; explicit empty rankings become ``{}`` when asked.
+
+    Built one block of equal query IDs at a time (the run's rows are grouped
+    by query), so a 7M-row run costs one ``dict(zip(...))`` per query rather
+    than a Python step per row.  A later row of the same (query, doc) wins,
+    as it would in a dict; a query split over several blocks is merged.
+    """
+    out: dict[str, dict[str, float]] = {q: {} for q in run.queries} if include_empty else {}
+    if frame.height == 0:
+        return out
+    q = frame.get_column("query_id")
+    starts = q.ne_missing(q.shift(1)).arg_true().to_list()
+    ends = starts[1:] + [frame.height]
+    block_q = q.gather(starts).to_list()
+    docs = frame.get_column("doc_id").to_list()
+    scores = frame.get_column("score").cast(pl.Float64).to_list()
+    for qid, a, b in zip(block_q, starts, ends):
+        docs_of = out.get(qid)
+        if docs_of:
+            docs_of.update(zip(docs[a:b], scores[a:b]))
+        else:
+            out[qid] = dict(zip(docs[a:b], scores[a:b]))
     return out
 
 

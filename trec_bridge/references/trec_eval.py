@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,8 @@ import polars as pl
 from ..measures.base import Measure
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
-from .base import (Options, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map, negative_gain_reason,
-                   scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
+                   negative_gain_reason, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
 
 ENV_VAR = "TREC_EVAL"
 RUN_TAG = "trec_bridge"
@@ -50,6 +51,7 @@ def find_binary() -> str | None:
 class TrecEval(Reference):
     name = "trec_eval"
     precision = 4  # printf %6.4f
+    background = True  # a separate process: start() returns while it runs
 
     def __init__(self, binary: str | None = None):
         self._binary_arg = binary
@@ -92,6 +94,17 @@ class TrecEval(Reference):
 
     def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
                  options: Options = Options()) -> ReferenceResult:
+        return self._launch(qrels, run, measures, rel, options).result()
+
+    def start(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+              options: Options = Options()) -> Pending:
+        """Write the files and launch the first trec_eval call; ``.result()`` waits for it (and runs any others)."""
+        try:
+            return self._launch(qrels, run, measures, rel, options)
+        except Exception as exc:  # noqa: BLE001 - re-raised by result(), in the caller's order
+            return Done(error=exc)
+
+    def _launch(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int, options: Options) -> Pending:
         binary = self.binary()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         frame, synthetic = scored_frame(run)
@@ -102,33 +115,29 @@ class TrecEval(Reference):
             result.notes.append(f"explicit empty rankings cannot be written to a TREC run; absent for trec_eval: {empty}")
         calls = self._plan(self._split(measures, rel, result), qrels, options, result)
         if not calls:
-            return result
+            return Done(result)
         _check_tokens(qrels, frame)
         crash = crashing_queries(qrels, frame.get_column("query_id").unique(maintain_order=True).to_list())
         if crash:
             raise unavailable(f"trec_eval cannot evaluate query {crash[0]!r}: all its judgments are negative, on which "
                               "trec_eval 9 (form_res_rels.c) exits 4, crashes or loops")
-        with tempfile.TemporaryDirectory(prefix="trec-bridge-te-") as tmp:
-            qpath, rpath = os.path.join(tmp, "qrels.txt"), os.path.join(tmp, "run.txt")
+        tmp = tempfile.TemporaryDirectory(prefix="trec-bridge-te-")
+        try:
+            qpath, rpath = os.path.join(tmp.name, "qrels.txt"), os.path.join(tmp.name, "run.txt")
             _write_qrels(qrels, qpath)
             _write_run(frame, rpath)
+            invocations = []
             for (level, max_docs, gains), call in calls.items():
                 args = [binary, "-q"] + (["-c"] if options.complete else []) + ([f"-l{level}"] if level != 1 else [])
                 args += ["-M", str(max_docs)] if max_docs is not None else []
                 for base, params in call["families"].items():
                     args += ["-m", base + ("." + ",".join(params) if params else "")]
                 result.command.append(shlex.join(["trec_eval", *args[1:], "QRELS", "RUN"]))
-                table = self._invoke(args + [qpath, rpath], options)
-                for key, out_name, served in call["wanted"]:
-                    if out_name not in table:
-                        raise unavailable(f"trec_eval printed no {out_name} rows for {key}")
-                    per_query, agg = table[out_name]
-                    result.per_query[key] = per_query
-                    if agg is not None:
-                        result.aggregate[key] = agg
-                    result.served_by[key] = served
-                    result.native[key] = out_name
-        return result
+                invocations.append((args + [qpath, rpath], call["wanted"]))
+            return _Calls(result, invocations, tmp, options)
+        except BaseException:
+            tmp.cleanup()
+            raise
 
     def _plan(self, selected, qrels: Qrels, options: Options, result: ReferenceResult) -> dict:
         """Group measures into calls: one per (rel, -M, custom nDCG gains); one -m per family inside a call.
@@ -162,17 +171,94 @@ class TrecEval(Reference):
             call["wanted"].append((str(m), out_name, served))
         return calls
 
-    def _invoke(self, args: list[str], options: Options) -> dict[str, tuple[dict[str, float], float | None]]:
+
+class _Calls(Pending):
+    """trec_eval calls on files already written: the first runs from construction on, the others in turn.
+
+    Output goes to anonymous temporary files, not pipes, so a process nobody
+    reads yet never blocks on a full pipe.  The temporary folder is removed
+    when the last call ends, fails or is cancelled.
+    """
+
+    def __init__(self, result: ReferenceResult, invocations: list[tuple[list[str], list]], tmp, options: Options):
+        self._result, self._invocations, self._tmp, self._options = result, invocations, tmp, options
+        self._proc = self._out = self._err = None
+        self._outcome: tuple[ReferenceResult | None, Exception | None] | None = None
+        self._started = 0.0
         try:
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=options.timeout)
-        except subprocess.TimeoutExpired:
-            raise unavailable(f"trec_eval did not finish within {options.timeout} s") from None
+            self._spawn(invocations[0][0])
+        except BaseException:
+            self.cancel()
+            raise
+
+    def _spawn(self, args: list[str]) -> None:
+        self._out = tempfile.TemporaryFile("w+", dir=self._tmp.name)
+        self._err = tempfile.TemporaryFile("w+", dir=self._tmp.name)
+        self._started = time.monotonic()
+        try:
+            self._proc = subprocess.Popen(args, stdout=self._out, stderr=self._err)
         except OSError as exc:
             raise unavailable(f"cannot run trec_eval: {exc}") from None
-        if proc.returncode != 0:
-            msg = " | ".join((proc.stderr.strip() or proc.stdout.strip()).splitlines()[:5]) or "no message"
-            raise unavailable(f"trec_eval exited with {proc.returncode}: {msg}")
-        return parse_output(proc.stdout)
+
+    def result(self) -> ReferenceResult:
+        if self._outcome is None:
+            try:
+                self._outcome = (self._collect(), None)
+            except Exception as exc:  # noqa: BLE001 - kept, so every call of result() raises the same
+                self._outcome = (None, exc)
+            finally:
+                self.cancel()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
+
+    def _collect(self) -> ReferenceResult:
+        result = self._result
+        for i, (args, wanted) in enumerate(self._invocations):
+            if i:
+                self._close()
+                self._spawn(args)
+            table = parse_output(self._wait())
+            for key, out_name, served in wanted:
+                if out_name not in table:
+                    raise unavailable(f"trec_eval printed no {out_name} rows for {key}")
+                per_query, agg = table[out_name]
+                result.per_query[key] = per_query
+                if agg is not None:
+                    result.aggregate[key] = agg
+                result.served_by[key] = served
+                result.native[key] = out_name
+        return result
+
+    def _wait(self) -> str:
+        """The call's stdout once it exited 0; its message as ReferenceUnavailable otherwise."""
+        timeout = self._options.timeout
+        try:
+            code = self._proc.wait(None if timeout is None else max(0.0, timeout - (time.monotonic() - self._started)))
+        except subprocess.TimeoutExpired:
+            raise unavailable(f"trec_eval did not finish within {timeout} s") from None
+        self._out.seek(0)
+        self._err.seek(0)
+        stdout, stderr = self._out.read(), self._err.read()
+        if code != 0:
+            msg = " | ".join((stderr.strip() or stdout.strip()).splitlines()[:5]) or "no message"
+            raise unavailable(f"trec_eval exited with {code}: {msg}")
+        return stdout
+
+    def _close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+        for f in (self._out, self._err):
+            if f is not None:
+                f.close()
+        self._out = self._err = None
+
+    def cancel(self) -> None:
+        self._close()
+        self._tmp.cleanup()
 
 
 def parse_output(text: str) -> dict[str, tuple[dict[str, float], float | None]]:
@@ -213,10 +299,12 @@ def _check_tokens(qrels: Qrels, frame: pl.DataFrame) -> None:
     """A TREC file cannot carry an empty ID or one with whitespace: say so instead of writing a shifted line."""
     for what, df in (("qrels", qrels.frame), ("run", frame)):
         for col in ("query_id", "doc_id"):
-            bad = df.filter(pl.col(col).is_null() | (pl.col(col) == "") | pl.col(col).str.contains(r"\s"))
-            if bad.height:
-                raise unavailable(f"the {what} has a {col} that a TREC file cannot carry: "
-                                  f"{bad.get_column(col)[0]!r}")
+            ids = df.get_column(col)
+            if what == "run" and col == "query_id":  # rows are grouped by query: each block's first ID will do
+                ids = ids.filter(ids.ne_missing(ids.shift(1)))
+            bad = ids.filter(ids.is_null() | (ids == "") | ids.str.contains(r"\s"))
+            if bad.len():
+                raise unavailable(f"the {what} has a {col} that a TREC file cannot carry: {bad[0]!r}")
 
 
 def _write_qrels(qrels: Qrels, path: str) -> None:
@@ -228,6 +316,24 @@ def _write_qrels(qrels: Qrels, path: str) -> None:
 
 
 def _write_run(frame: pl.DataFrame, path: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as out:
-        cols = [frame.get_column(c).to_list() for c in ("query_id", "doc_id", "rank", "score")]
-        out.writelines(f"{q} Q0 {d} {r} {s!r} {RUN_TAG}\n" for q, d, r, s in zip(*cols))
+    """``q Q0 doc rank repr(score) trec_bridge`` lines, written by polars (a Python step per line took seconds)."""
+    score = frame.get_column("score").cast(pl.Float64)
+    lines = frame.select("query_id", pl.lit("Q0").alias("q0"), "doc_id", "rank", score_text(score),
+                         pl.lit(RUN_TAG).alias("tag"))
+    lines.write_csv(path, include_header=False, separator=" ", quote_style="never", line_terminator="\n")
+
+
+def score_text(score: pl.Series) -> pl.Series:
+    """The scores as ``repr`` prints them, vectorised.
+
+    polars prints a double as ``repr`` does (shortest round-trip digits)
+    except NaN and magnitudes below 1e-4 (``1e-9`` for ``1e-09``, ``0.00001``
+    for ``1e-05``).  Without such a score the column stays numeric (polars
+    writes it the same way, faster); otherwise those rows take ``repr`` itself.
+    """
+    odd = (score.is_nan() | ((score.abs() < 1e-4) & (score != 0))).fill_null(False)
+    if not odd.any():
+        return score.alias("score")
+    idx = odd.arg_true()
+    text = score.cast(pl.String).scatter(idx, [repr(v) for v in score.gather(idx).to_list()])
+    return text.alias("score")
