@@ -90,9 +90,13 @@ def run(args) -> int:
     from ..report import build_report, render_table, report_json
     from ..scorer import score
 
-    from ..rag.cli_support import acceptance_requested, prepare_acceptance
+    from ..rag.options import acceptance_requested
 
-    plan = prepare_acceptance(args) if acceptance_requested(args) else None
+    plan = None
+    if acceptance_requested(args):
+        from ..rag.cli_support import prepare_acceptance
+
+        plan = prepare_acceptance(args)
     measures = plan.measures if plan else parse_measures(args.measures)
     policy = get_policy(args.policy)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)

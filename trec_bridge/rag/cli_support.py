@@ -18,16 +18,8 @@ from ..errors import UsageError
 from ..measures import parse_measures
 from ..measures.base import Measure
 from .acceptance import Acceptance, assess, plan_measures
+from .options import RAG_WORD
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
-
-RAG_WORD = "rag"  # MEASURES = "rag": exactly the acceptance measures
-
-
-def acceptance_requested(args) -> bool:
-    return bool(args.gate is not None or args.thresholds or args.rag or args.repeat or args.html or args.png_dir
-                or args.min_queries is not None or args.triage_k is not None
-                or args.triage_recall_below is not None or args.triage_ndcg_below is not None
-                or args.measures.strip() == RAG_WORD)
 
 
 @dataclass
