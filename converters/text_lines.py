@@ -191,17 +191,20 @@ def count_lines(raw: bytes) -> int:
 
 
 def split_columns(raw: bytes, fields: list[Field], file: str, *, blank_lines: Literal["skip", "reject"],
-                  layout: str, census: ByteCensus | None = None) -> Columns:
+                  layout: str, census: ByteCensus | None = None,
+                  parsed: tuple[str, pl.DataFrame | None] | None = None) -> Columns:
     """Parse ``raw`` (already through ``check_bytes``) into one typed column per field.
 
     ``layout`` names the columns for messages ("query Q0 doc rank score tag").
+    ``parsed`` is an optional ``(separator, parse_typed(raw, fields, separator))``
+    made ahead (by a reader thread); it is used only if the byte census agrees.
     Raises InvalidInput for an empty file, a blank line (when rejected), a
     wrong column count or an invalid value, naming the first offending line.
     """
     if not has_data(raw):
         raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=file)
     census = census or byte_census(raw)
-    frame = _fast_path(raw, fields, census)
+    frame = _fast_path(raw, fields, census, parsed)
     cols = Columns(frame, None, raw) if frame is not None else _general_path(raw, fields, file, blank_lines, layout)
     if not census.ascii:
         _check_unicode_whitespace(cols, fields, file)
@@ -213,7 +216,18 @@ def _schema(fields: list[Field], typed: bool) -> dict:
     return {f.name: (f.dtype if typed else pl.String) for f in fields}
 
 
-def _fast_path(raw: bytes, fields: list[Field], census: ByteCensus) -> pl.DataFrame | None:
+def parse_typed(raw: bytes, fields: list[Field], separator: str) -> pl.DataFrame | None:
+    """polars' multi-threaded parse into typed columns; None when the parser complains (take the exact path)."""
+    try:
+        return pl.read_csv(raw, separator=separator, has_header=False, quote_char=None,
+                           schema=_schema(fields, typed=True), infer_schema=False)
+    except Exception:  # noqa: BLE001 - any parser complaint means: take the exact path
+        return None
+
+
+def _fast_path(raw: bytes, fields: list[Field], census: ByteCensus,
+               parsed: tuple[str, pl.DataFrame | None] | None = None) -> pl.DataFrame | None:
+    """``parsed``: (separator, ``parse_typed``'s result) done ahead of the census, used when that separator fits."""
     if census.count(0x0b) or census.count(0x0c):
         return None
     if census.count(13) and census.count(13) != raw.count(b"\r\n"):
@@ -221,12 +235,9 @@ def _fast_path(raw: bytes, fields: list[Field], census: ByteCensus) -> pl.DataFr
     has_tab, has_space = census.count(9) > 0, b" " in raw
     if has_tab and has_space:
         return None
-    try:
-        frame = pl.read_csv(raw, separator="\t" if has_tab else " ", has_header=False, quote_char=None,
-                            schema=_schema(fields, typed=True), infer_schema=False)
-    except Exception:  # noqa: BLE001 - any parser complaint means: take the exact path
-        return None
-    if sum(frame.null_count().row(0)) or frame.height != census.lines(raw):
+    separator = "\t" if has_tab else " "
+    frame = parsed[1] if parsed is not None and parsed[0] == separator else parse_typed(raw, fields, separator)
+    if frame is None or sum(frame.null_count().row(0)) or frame.height != census.lines(raw):
         return None
     return frame
 

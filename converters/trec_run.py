@@ -30,7 +30,7 @@ from trec_bridge.progress import progress
 from trec_bridge.ranking import pair_keys
 
 from . import sidecar as _sidecar
-from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
+from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed, split_columns
 
 SCORE_PATTERN = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 INTEGER_PATTERN = r"^[+-]?[0-9]+$"
@@ -140,8 +140,9 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         digest = hashlib.sha256() if fingerprint else None
         carry: tuple[pl.DataFrame, np.ndarray] | None = None  # rows of the query the last piece ended with
         any_data, seen = False, set()
-        with closing(_one_ahead(_parsed_pieces(fh, part_bytes, digest, name, shown, info.st_size))) as pieces:
-            for frame, lines, last in pieces:
+        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size))
+        with closing(ahead):
+            for frame, lines, last in _parsed_pieces(ahead, name):
                 if frame is not None:
                     any_data = True
                     if carry is not None:
@@ -170,19 +171,29 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             files.remember_digest(path, info, digest.hexdigest())
 
 
-def _parsed_pieces(fh, part_bytes: int, digest, name: str, shown, size: int
-                   ) -> Iterator[tuple[pl.DataFrame | None, np.ndarray | None, bool]]:
-    """(typed columns, file line of each row, is the last piece) per piece; None for a piece without data."""
-    lines_before = 0
+def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
+                    ) -> Iterator[tuple[bytes, bool, bool, tuple[str, pl.DataFrame | None] | None]]:
+    """Each piece with polars' parse of it as space-separated columns, trusted only once the census agrees.
+
+    This is the part that runs ahead in a worker thread (file reads and the
+    parser release the GIL); the checks run in the caller's thread meanwhile.
+    """
     for chunk, at_start, last in _line_pieces(fh, part_bytes, digest, name):
         shown.detail = f"{fh.tell() / 1e6:,.0f} of {size / 1e6:,.0f} MB"
+        yield chunk, at_start, last, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
+
+
+def _parsed_pieces(pieces: Iterator, name: str) -> Iterator[tuple[pl.DataFrame | None, np.ndarray | None, bool]]:
+    """(typed columns, file line of each row, is the last piece) per piece; None for a piece without data."""
+    lines_before = 0
+    for chunk, at_start, last, parsed in pieces:
         frame = lines = None
         if chunk:
             with _lines_from(lines_before):
                 census = check_bytes(chunk, name, at_file_start=at_start)
                 if has_data(chunk):
                     cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
-                                         census=census)
+                                         census=census, parsed=parsed)
                     frame = cols.frame
                     lines = lines_before + (np.arange(1, frame.height + 1) if cols.lines is None else cols.lines)
             lines_before += census.count(10)
@@ -195,8 +206,8 @@ _END = object()
 def _one_ahead(items: Iterator) -> Iterator:
     """The items of ``items``, the next one made in a worker thread while the caller works on this one.
 
-    Reading and parsing (file reads and polars release the GIL) then overlap
-    with the caller's ordering and scoring of the previous part.
+    Reading and parsing then overlap with the caller's checking, ordering
+    and scoring of the previous part.
     """
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trec-bridge-read") as pool:
         step = pool.submit(next, items, _END)
