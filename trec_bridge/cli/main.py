@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ..errors import EXIT_INVALID, TrecBridgeError
@@ -73,5 +74,22 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def entry() -> None:
+    """The console script: ``main()``, then exit without the interpreter's teardown.
+
+    Tearing down the interpreter frees every polars and numpy object one by one
+    (~50 ms after a 7M-line run) for nothing: outputs are already written
+    (atomically, and closed), worker threads joined, and the standard streams
+    are flushed here.  ``main()`` itself, which the tests call, returns normally.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
