@@ -117,12 +117,11 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
 
     A 50M-line run is then scored in bounded memory: each part is checked,
     ordered and handed on before the next is read.  The same checks run with
-    the same messages and line numbers (a file with several errors may have
-    another one reported first than a whole read would).  A query whose lines are split by
-    another query's lines across parts comes back as two parts with the same
-    query; the scorer notices (``QueryNotContiguous``) and the caller reads
-    the run whole.  With ``fingerprint``, the file's SHA-256 is computed on
-    the way (``files.sha256_file`` then needs no second read).
+    the same messages and line numbers (in a file with several errors, a
+    different one may be found first).  A query whose lines are split by
+    another query's lines across parts raises ``QueryNotContiguous``: the
+    caller then reads the run whole.  With ``fingerprint``, the file's SHA-256
+    is computed on the way (``files.sha256_file`` then needs no second read).
     """
     if order not in ("score", "rank"):
         raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
