@@ -152,9 +152,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
                 if frame is None:
                     continue
                 if not last:  # the last query may go on in the next piece: keep its rows back
-                    q = frame.get_column("query_id")
-                    other = np.flatnonzero((q != q[-1]).to_numpy())
-                    cut = int(other[-1]) + 1 if len(other) else 0
+                    cut = _last_query_start(frame.get_column("query_id"))
                     frame, lines, carry = frame[:cut], lines[:cut], (frame[cut:], lines[cut:])
                     if cut == 0:
                         continue
@@ -168,6 +166,16 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=name)
         if digest is not None:
             files.remember_digest(path, info, digest.hexdigest())
+
+
+def _last_query_start(q: pl.Series, window: int = 4096) -> int:
+    """Row where the run of rows with the last row's query ID begins (looked for near the end first)."""
+    last = q[-1]
+    for tail in (q.tail(window), q):
+        other = np.flatnonzero((tail != last).to_numpy())
+        if len(other):
+            return q.len() - tail.len() + int(other[-1]) + 1
+    return 0
 
 
 def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int

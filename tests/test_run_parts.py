@@ -126,3 +126,15 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys
     monkeypatch.delenv("TREC_BRIDGE_PROGRESS", raising=False)
     assert main(["score", qrels, run, "P@5"]) == 2
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("ids,start", [
+    (["a", "a", "b", "b", "b", "b", "b"], 2),  # the last query is longer than the window: found by a full scan
+    (["a", "b", "b"], 1),
+    (["b", "b", "b"], 0),
+    (["a", "b", "a"], 2),  # the run that ends the part, not the query's first appearance
+])
+def test_last_query_start(ids, start):
+    import polars as pl
+
+    assert trec_run._last_query_start(pl.Series(ids), window=3) == start
