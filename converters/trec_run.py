@@ -27,7 +27,7 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
 from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
 from trec_bridge.progress import progress
-from trec_bridge.ranking import pair_keys
+from trec_bridge.ranking import pair_keys, positions
 
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed, split_columns
@@ -85,12 +85,7 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     if manifest is not None and not has_data(raw):
         return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
     cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
-    ordered = order_rows(cols.frame, order, file=name, lines=cols.lines)
-    run_id, metadata = _tags(cols.frame.get_column("tag"))
-    run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
-              order_source=order, source=name, unique_checked=True)
-    run.remember_blocks(ordered.starts, list(ordered.queries))
-    run.remember_pair_keys(ordered.keys)
+    run = _run_of(cols.frame, cols.lines, order, name)
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
     return run
@@ -156,7 +151,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
                     frame, lines, carry = frame[:cut], lines[:cut], (frame[cut:], lines[cut:])
                     if cut == 0:
                         continue
-                part = _part(frame, lines, order, name)
+                part = _run_of(frame, lines, order, name)
                 again = [q for q in part.queries if q in seen]
                 if again:
                     raise QueryNotContiguous(again[0])
@@ -273,7 +268,8 @@ class _lines_from:  # noqa: N801 - a context manager used like a function
         return False
 
 
-def _part(frame: pl.DataFrame, lines: np.ndarray, order: str, name: str) -> Run:
+def _run_of(frame: pl.DataFrame, lines: np.ndarray | None, order: str, name: str) -> Run:
+    """The Run of parsed rows (a whole file or a part), with what ordering them computed kept for the scorer."""
     ordered = order_rows(frame, order, file=name, lines=lines)
     run_id, metadata = _tags(frame.get_column("tag"))
     run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
@@ -372,13 +368,6 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     qlist = tuple(queries.to_list())
     orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
     return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
-
-
-def positions(starts: np.ndarray, n: int) -> np.ndarray:
-    """1, 2, ... inside each group of rows beginning at ``starts`` (one array, cumulated in place)."""
-    pos = np.ones(n, dtype=np.int64)
-    pos[starts[1:]] = 1 - np.diff(starts)
-    return np.cumsum(pos, out=pos)
 
 
 def _score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same: np.ndarray) -> np.ndarray | None:

@@ -76,10 +76,11 @@ class Run:
     # so the scorer need not hash 7M (query, doc) pairs a second time.
     unique_checked: bool = False
 
-    # Derived from ``frame`` on first use; kept with the frame it came from, so a
-    # Run copied with another frame (``Run(**{**run.__dict__, "frame": f})``)
-    # never reuses it.
+    # Derived from ``frame`` on first use (or handed over by the reader); kept with
+    # the frame they came from, so a Run copied with another frame
+    # (``Run(**{**run.__dict__, "frame": f})``) never reuses them.
     _blocks: tuple | None = field(default=None, repr=False, compare=False)
+    _pair_keys: tuple | None = field(default=None, repr=False, compare=False)
 
     def blocks(self) -> tuple[np.ndarray, list[str]]:
         """Row index where each run of equal query IDs starts, and that query ID (frame order)."""
@@ -92,8 +93,6 @@ class Run:
                 starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
             self._blocks = (self.frame, starts, q.gather(starts).to_list())
         return self._blocks[1], self._blocks[2]
-
-    _pair_keys: tuple | None = field(default=None, repr=False, compare=False)
 
     def pair_keys(self) -> np.ndarray:
         """``ranking.pair_keys`` of every row (the reader's, when it computed them for its duplicate check)."""

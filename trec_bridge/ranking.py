@@ -180,13 +180,12 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
                        maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
-    return _positions(qidx), qidx, keyed.drop("qidx", "_key")
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
+    return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
 
 
-def _positions(qidx: np.ndarray) -> np.ndarray:
-    """1, 2, ... inside each run of equal query indices."""
-    n = len(qidx)
-    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if n else np.zeros(0, dtype=np.int64)
+def positions(starts: np.ndarray, n: int) -> np.ndarray:
+    """1, 2, ... inside each group of rows beginning at ``starts`` (one array, cumulated in place)."""
     pos = np.ones(n, dtype=np.int64)
     pos[starts[1:]] = 1 - np.diff(starts)
     return np.cumsum(pos, out=pos)
