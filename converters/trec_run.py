@@ -224,32 +224,60 @@ def _one_ahead(items: Iterator) -> Iterator:
 def _line_pieces(fh, part_bytes: int, digest, name: str) -> Iterator[tuple[bytes, bool, bool]]:
     """(bytes ending at a line end, starts the file, is the last piece), about ``part_bytes`` each.
 
-    The bytes after a piece's last line end are read again with the next
-    piece (a seek back), so each byte is copied once.
+    Where a piece ends is found first, from its last few kilobytes, so each
+    piece is read once into its own bytes object: cutting a 16 MB bytes at
+    its last line end would copy it (and touch 16 MB of new memory) again.
     """
     at_start = True
     while True:
         try:
-            piece = fh.read(part_bytes)
-            while len(piece) >= part_bytes and piece.rfind(b"\n") < 0:  # a line longer than a part
-                more = fh.read(part_bytes)
-                piece += more
-                if len(more) < part_bytes:
-                    break
+            size = _size_to_line_end(fh, part_bytes)
+            piece = fh.read(size)
+            if size == part_bytes:  # no line end found near the end of the part: look through it all
+                piece = _cut_at_line_end(fh, piece, part_bytes)
+            last = not fh.peek(1)
         except OSError as exc:
             raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
-        last = len(piece) < part_bytes or not fh.peek(1)
-        if not last:
-            cut = piece.rfind(b"\n") + 1
-            if cut < len(piece):
-                fh.seek(cut - len(piece), os.SEEK_CUR)
-                piece = piece[:cut]
         if digest is not None:
             digest.update(piece)
         yield piece, at_start, last
         if last:
             return
         at_start = False
+
+
+_PROBE = 1 << 16
+
+
+def _size_to_line_end(fh, part_bytes: int) -> int:
+    """Bytes from here to the last line end within ``part_bytes`` (the rest of the file if it ends first).
+
+    Only the last ``_PROBE`` bytes of the part are read (with pread: the
+    file position does not move); ``part_bytes`` when they hold no line end.
+    """
+    here = fh.tell()
+    window = min(_PROBE, part_bytes)
+    probe = os.pread(fh.fileno(), window + 1, here + part_bytes - window)
+    if len(probe) <= window:  # the file ends inside this part
+        return part_bytes
+    end = probe.rfind(b"\n", 0, window)
+    return part_bytes if end < 0 else part_bytes - window + end + 1
+
+
+def _cut_at_line_end(fh, piece: bytes, part_bytes: int) -> bytes:
+    """``piece`` (``part_bytes`` long) up to its last line end; longer if one line fills it (rare: slow path)."""
+    while len(piece) >= part_bytes and piece.rfind(b"\n") < 0:  # a line longer than a part
+        more = fh.read(part_bytes)
+        piece += more
+        if len(more) < part_bytes:
+            return piece
+    if not fh.peek(1):
+        return piece
+    cut = piece.rfind(b"\n") + 1
+    if cut < len(piece):
+        fh.seek(cut - len(piece), os.SEEK_CUR)
+        piece = piece[:cut]
+    return piece
 
 
 class _lines_from:  # noqa: N801 - a context manager used like a function

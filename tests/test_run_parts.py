@@ -70,6 +70,30 @@ def test_parts_score_like_the_whole_run(tmp_path, part_bytes, policy, order):
     assert policy != "strict" or whole.missing == ["q99"]
 
 
+@pytest.mark.parametrize("part_bytes,probe", [(1, 1), (40, 1), (64, 8), (333, 16), (333, 1 << 16), (1000, 64)])
+@pytest.mark.parametrize("long_line", [False, True])
+def test_pieces_are_as_full_as_a_part_allows_and_cover_the_file(tmp_path, monkeypatch, part_bytes, probe, long_line):
+    """Each piece ends at the last line end that fits in a part, found from the part's last ``probe`` bytes
+    (or, when those hold none, from the whole part); the pieces put together are the file."""
+    _, run = _files(tmp_path)
+    data = open(run, "rb").read()
+    if long_line:  # a line longer than any part, in the middle of the file
+        middle = data.index(b"\n", len(data) // 2) + 1
+        data = data[:middle] + b"q15 Q0 " + b"x" * 1500 + b" 1 1.0 tag\n" + data[middle:]
+        open(run, "wb").write(data)
+    monkeypatch.setattr(trec_run, "_PROBE", probe)
+    with open(run, "rb") as fh:
+        pieces = list(trec_run._line_pieces(fh, part_bytes, None, run))
+    assert b"".join(piece for piece, _, _ in pieces) == data
+    assert [(at_start, last) for _, at_start, last in pieces] == \
+           [(i == 0, i == len(pieces) - 1) for i in range(len(pieces))]
+    for (piece, _, _), (after, _, _) in zip(pieces, pieces[1:]):
+        assert piece.endswith(b"\n")
+        next_line = after[:after.index(b"\n") + 1]
+        assert len(piece) <= part_bytes or piece.index(b"\n") >= part_bytes - 1  # longer only for a long line
+        assert len(piece) + len(next_line) > part_bytes  # the next line would not have fitted
+
+
 @pytest.mark.parametrize("part_bytes", [1, 16, 40])
 @pytest.mark.parametrize("content,code,line", [r[1:] for r in REJECTIONS], ids=[r[0] for r in REJECTIONS])
 def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys, content, code, line, part_bytes):
