@@ -47,20 +47,21 @@ class RankingBuilder:
     def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering):
         self.universe, self.ordering = universe, ordering
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
+        self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
+        self.position = dict(zip(universe.get_column("query_id").to_list(), range(universe.height)))
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
 
     def add(self, run: Run) -> None:
-        qidx, frame, keys = _query_rows(run, self.universe)
+        qidx, counts, frame, keys = _query_rows(run, self.universe, self.position)
         if len(qidx) == 0:
             return
-        counts = np.bincount(qidx, minlength=self.universe.height)
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering)
-        rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged)
+        rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys)
         self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
 
     def finish(self, index: pl.DataFrame) -> Ranking:
@@ -96,23 +97,30 @@ def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
     return (query.hash(seed=0).to_numpy() * _MIX) ^ doc.hash(seed=0).to_numpy()
 
 
-def _query_rows(run: Run, index: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame, np.ndarray]:
-    """Each kept row's query index, the frame restricted to the indexed queries, and its rows' pair keys."""
+def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
+                ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray]:
+    """Each kept row's query index, the rows per index entry, the frame restricted to the indexed queries,
+    and its rows' pair keys.  ``position`` maps ``index``'s query IDs to their rows."""
     frame = run.frame
     if frame.height == 0:
-        return np.zeros(0, dtype=np.int64), frame, np.zeros(0, dtype=np.uint64)
+        return np.zeros(0, dtype=np.int64), np.zeros(index.height, dtype=np.int64), frame, np.zeros(0, dtype=np.uint64)
     starts, block_q = run.blocks()
     if len(set(block_q)) != len(block_q):  # a query's rows are not contiguous (not from our readers)
         joined = frame.join(index, on="query_id", how="inner", maintain_order="left")
         kept = joined.drop("qidx")
-        return joined.get_column("qidx").to_numpy(), kept, pair_keys(kept["query_id"], kept["doc_id"])
-    position = dict(zip(index.get_column("query_id").to_list(), range(index.height)))
+        qidx = joined.get_column("qidx").to_numpy()
+        return (qidx, np.bincount(qidx, minlength=index.height), kept,
+                pair_keys(kept["query_id"], kept["doc_id"]))
     block_idx = np.array([position.get(b, -1) for b in block_q], dtype=np.int64)
-    qidx = np.repeat(block_idx, np.diff(np.append(starts, frame.height)))
-    if (block_idx >= 0).all():
-        return qidx, frame, run.pair_keys()
+    lengths = np.diff(np.append(starts, frame.height))
+    qidx = np.repeat(block_idx, lengths)
+    counts = np.zeros(index.height, dtype=np.int64)
+    indexed = block_idx >= 0
+    counts[block_idx[indexed]] = lengths[indexed]  # one block per query here
+    if indexed.all():
+        return qidx, counts, frame, run.pair_keys()
     keep = qidx >= 0
-    return qidx[keep], frame.filter(pl.Series(keep)), run.pair_keys()[keep]
+    return qidx[keep], counts, frame.filter(pl.Series(keep)), run.pair_keys()[keep]
 
 
 def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
@@ -191,12 +199,12 @@ def positions(starts: np.ndarray, n: int) -> np.ndarray:
     return np.cumsum(pos, out=pos)
 
 
-def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame
+def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose (query, document) is judged, in row order, and their grades."""
+    """Rows whose (query, document) is judged, in row order, and their grades (``judged_keys``: the pair keys
+    of ``judged``)."""
     if len(qidx) == 0 or judged.height == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    judged_keys = pair_keys(judged.get_column("query_id"), judged.get_column("doc_id"))
     candidates = np.flatnonzero(pl.Series(keys).is_in(pl.Series(judged_keys).implode()).to_numpy())
     if len(candidates) == 0:
         return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
