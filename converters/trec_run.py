@@ -339,10 +339,9 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
                            np.zeros(0, dtype=np.uint64))
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
-    q = frame.get_column("query_id")
-    block_id = q.rle_id().to_numpy()  # 0, 0, ..., 1, 1, ...: one id per run of equal query IDs
-    block_starts = np.flatnonzero(np.r_[True, block_id[1:] != block_id[:-1]])
-    block_q = q.gather(block_starts)
+    runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
+    block_q, block_len = runs.get_column("value"), runs.get_column("len").to_numpy()
+    block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
     if block_q.n_unique() == block_q.len():
         queries, qidx, row = block_q, block_id, None  # row None: file order (no permutation)
     else:  # a query's lines are not contiguous: group them, keeping file order inside
