@@ -313,9 +313,9 @@ def _check_values(cols: Columns, fields: list[Field], file: str, *, typed: bool)
         checks.append(bad.alias(f.name))
     if not checks:
         return
+    if not cols.frame.select(pl.any_horizontal(checks).any()).item():
+        return  # the usual case, in one pass; the flags are only materialised to name the first bad row
     flags = cols.frame.select(checks)
-    if not flags.select(pl.any_horizontal(pl.all()).any()).item():
-        return
     firsts = {name: int(np.argmax(flags.get_column(name).to_numpy())) for name in flags.columns
               if flags.get_column(name).any()}
     name = min(firsts, key=lambda k: (firsts[k], [f.name for f in fields].index(k)))

@@ -312,6 +312,9 @@ def _empty_run(name: str) -> Run:
 
 
 def _tags(tag: pl.Series) -> tuple[str, dict]:
+    codes = tag.to_physical()  # a categorical's codes: equal codes, equal tags
+    if (codes == codes[0]).all():  # the usual run: one tag, seen with one comparison per row
+        return str(tag[0]), {}
     tags = tag.unique(maintain_order=True).cast(pl.String).to_list()
     return tags[0], ({"trec_tags": tags} if len(tags) > 1 else {})
 
