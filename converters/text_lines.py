@@ -104,19 +104,23 @@ class ByteCensus:
         return self.count(10) + (0 if raw.endswith(b"\n") else 1)
 
 
-def byte_census(raw: bytes, step: int = 1 << 20) -> ByteCensus:
+def byte_census(raw: bytes, step: int = 1 << 20, *, line_ends_parsed: int | None = None) -> ByteCensus:
     """Counts of the control bytes, in slices so the temporary masks stay small.
 
     Usually every control byte is a newline: two counting passes show it, and
-    the full histogram is only taken when they disagree.
+    the full histogram is only taken when they disagree.  ``line_ends_parsed``
+    is how many line ends polars' parse of ``raw`` found; it splits lines at LF
+    only (a CR or any other control byte stays inside a field), so when the
+    control bytes number exactly that many, they are those LFs and the
+    newline pass is skipped.
     """
     data = np.frombuffer(raw, dtype=np.uint8)
     controls = np.zeros(32, dtype=np.int64)
-    below, newlines = 0, 0
-    for at in range(0, len(data), step):
-        piece = data[at:at + step]
-        below += int(np.count_nonzero(piece < 32))
-        newlines += int(np.count_nonzero(piece == 10))
+    below = sum(int(np.count_nonzero(data[at:at + step] < 32)) for at in range(0, len(data), step))
+    if below == line_ends_parsed:
+        newlines = below
+    else:
+        newlines = sum(int(np.count_nonzero(data[at:at + step] == 10)) for at in range(0, len(data), step))
     if below == newlines:
         controls[10] = newlines
     else:
@@ -126,10 +130,12 @@ def byte_census(raw: bytes, step: int = 1 << 20) -> ByteCensus:
     return ByteCensus(controls, raw.isascii())
 
 
-def check_bytes(raw: bytes, file: str, *, at_file_start: bool = True) -> ByteCensus:
+def check_bytes(raw: bytes, file: str, *, at_file_start: bool = True,
+                line_ends_parsed: int | None = None) -> ByteCensus:
     """Reject what would make tools read different data from the same bytes; return the byte census.
 
     ``at_file_start`` is False for a later piece of a file read in parts (it starts at a line start).
+    ``line_ends_parsed``: see ``byte_census``.
     """
     if raw.startswith(UTF8_BOM) and not at_file_start:
         raise InvalidInput("E_BOM", "a line starts with a UTF-8 byte-order mark (files concatenated?)",
@@ -139,7 +145,7 @@ def check_bytes(raw: bytes, file: str, *, at_file_start: bool = True) -> ByteCen
             "E_BOM", "the file starts with a UTF-8 byte-order mark; trec_eval, pytrec_eval and ir_measures "
             "would silently read it as part of the first query ID. Save the file as UTF-8 without BOM",
             file=file, line=1)
-    census = byte_census(raw)
+    census = byte_census(raw, line_ends_parsed=line_ends_parsed)
     mid = -1 if census.ascii else raw.find(b"\n" + UTF8_BOM)
     if mid >= 0:
         raise InvalidInput("E_BOM", "a line starts with a UTF-8 byte-order mark (files concatenated?)",

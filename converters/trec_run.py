@@ -192,7 +192,7 @@ def _parsed_pieces(pieces: Iterator, name: str) -> Iterator[tuple[pl.DataFrame |
         frame = lines = None
         if chunk:
             with _lines_from(lines_before):
-                census = check_bytes(chunk, name, at_file_start=at_start)
+                census = check_bytes(chunk, name, at_file_start=at_start, line_ends_parsed=_line_ends(chunk, parsed))
                 if has_data(chunk):
                     cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
                                          census=census, parsed=parsed)
@@ -200,6 +200,13 @@ def _parsed_pieces(pieces: Iterator, name: str) -> Iterator[tuple[pl.DataFrame |
                     lines = lines_before + (np.arange(1, frame.height + 1) if cols.lines is None else cols.lines)
             lines_before += census.count(10)
         yield frame, lines, last
+
+
+def _line_ends(chunk: bytes, parsed: tuple[str, pl.DataFrame | None] | None) -> int | None:
+    """Line ends (LF) in ``chunk`` by its parse: one row per line, the last line maybe unterminated."""
+    if parsed is None or parsed[1] is None:
+        return None
+    return parsed[1].height - (0 if chunk.endswith(b"\n") else 1)
 
 
 _END = object()

@@ -110,6 +110,9 @@ REJECTIONS = [
     ("utf-16", "q1 Q0 a 1 1.0 t\n".encode("utf-16"), "E_NUL_BYTE", 1),
     ("no-break space", "q1 Q0 a 1 1.0 t\nq1 Q0 b\u00a0c 2 0.5 t\n", "E_TREC_COLUMNS", 2),
     ("file separator char", "q1 Q0 a 1 1.0 t\nq1 Q0 b\x1cc 2 0.5 t\n", "E_TREC_COLUMNS", 2),
+    # a control byte that polars keeps inside a field, on a line it still counts as one row
+    ("carriage return inside a field", "q1 Q0 a 1 1.0 t\nq1 Q0 b\rc 2 0.5 t\n", "E_TREC_COLUMNS", 2),
+    ("vertical tab inside a field", "q1 Q0 a 1 1.0 t\nq1 Q0 b\x0bc 2 0.5 t\n", "E_TREC_COLUMNS", 2),
     ("empty file", "", "E_FILE_EMPTY", None),
     ("only blank lines", "\n  \n\t\n", "E_FILE_EMPTY", None),
 ]
