@@ -53,14 +53,14 @@ class RankingBuilder:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
 
     def add(self, run: Run) -> None:
-        qidx, counts, frame, keys = _query_rows(run, self.universe, self.position)
+        qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.position)
         if len(qidx) == 0:
             return
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         self.retrieved += counts
-        rank, qidx, frame = _ordered(frame, qidx, self.ordering)
+        rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
         rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys)
         self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
 
@@ -98,19 +98,21 @@ def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
 
 
 def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
-                ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray]:
-    """Each kept row's query index, the rows per index entry, the frame restricted to the indexed queries,
-    and its rows' pair keys.  ``position`` maps ``index``'s query IDs to their rows."""
+                ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray, np.ndarray | None]:
+    """The rows of the indexed queries: each row's query index, the rows per index entry, the frame
+    restricted to them, their pair keys, and where each query's rows start (None: not contiguous).
+    ``position`` maps ``index``'s query IDs to their rows."""
     frame = run.frame
     if frame.height == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(index.height, dtype=np.int64), frame, np.zeros(0, dtype=np.uint64)
+        return (np.zeros(0, dtype=np.int64), np.zeros(index.height, dtype=np.int64), frame,
+                np.zeros(0, dtype=np.uint64), None)
     starts, block_q = run.blocks()
     if len(set(block_q)) != len(block_q):  # a query's rows are not contiguous (not from our readers)
         joined = frame.join(index, on="query_id", how="inner", maintain_order="left")
         kept = joined.drop("qidx")
         qidx = joined.get_column("qidx").to_numpy()
         return (qidx, np.bincount(qidx, minlength=index.height), kept,
-                pair_keys(kept["query_id"], kept["doc_id"]))
+                pair_keys(kept["query_id"], kept["doc_id"]), None)
     block_idx = np.array([position.get(b, -1) for b in block_q], dtype=np.int64)
     lengths = np.diff(np.append(starts, frame.height))
     qidx = np.repeat(block_idx, lengths)
@@ -118,26 +120,32 @@ def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
     indexed = block_idx >= 0
     counts[block_idx[indexed]] = lengths[indexed]  # one block per query here
     if indexed.all():
-        return qidx, counts, frame, run.pair_keys()
+        return qidx, counts, frame, run.pair_keys(), np.asarray(starts, dtype=np.int64)
     keep = qidx >= 0
-    return qidx[keep], counts, frame.filter(pl.Series(keep)), run.pair_keys()[keep]
+    kept_lengths = lengths[indexed]
+    kept_starts = np.cumsum(kept_lengths) - kept_lengths
+    return qidx[keep], counts, frame.filter(pl.Series(keep)), run.pair_keys()[keep], kept_starts
 
 
-def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
+def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
     """(rank per row, qidx, frame) under the policy's order; rank is the 1-based position inside the query.
 
     Rows are not moved: a query found out of order gets new ranks for its
     rows (only such queries are sorted), which is all the kernels need.
+    ``starts``: the first row of each query when each query's rows are known
+    to be contiguous (None: found here).
     """
     rank = frame.get_column("rank").to_numpy()
     if ordering.tie_break == "given" or frame.height == 0:
         return rank, qidx, frame  # the reader's order: rank 1..n inside each contiguous query
-    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
-    if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
-        return _sorted_fully(frame, qidx, ordering)
+    if starts is None:
+        starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+        if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
+            return _sorted_fully(frame, qidx, ordering)
     key = _sort_key(frame, qidx, rank, ordering)
     doc = frame.get_column("doc_id")
-    rows = _rows_of_misordered_queries(qidx, key, doc, ordering)
+    rows = _rows_of_misordered_queries(starts, key, doc, ordering)
     if len(rows) == 0:
         return rank, qidx, frame
     block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
@@ -163,21 +171,33 @@ def _sort_key(frame: pl.DataFrame, qidx: np.ndarray, rank: np.ndarray, ordering:
     return key
 
 
-def _rows_of_misordered_queries(qidx: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering) -> np.ndarray:
-    """Rows of every query whose key rises somewhere or whose ties break against the policy's docno order."""
-    same = qidx[1:] == qidx[:-1]
-    wrong = same & (key[1:] > key[:-1])
-    tie = np.flatnonzero(same & (key[1:] == key[:-1]))
+def _rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering
+                                ) -> np.ndarray:
+    """Rows of every query whose key rises somewhere or whose ties break against the policy's docno order.
+
+    Queries are the contiguous row groups beginning at ``starts``.  Only the
+    rows where the key rises or ties are looked at (in a file sorted by
+    score: none, and the few float32 collisions), not every row.
+    """
+    n = len(key)
+    rises = _inside_a_query(np.flatnonzero(key[1:] > key[:-1]) + 1, starts)
+    tie = _inside_a_query(np.flatnonzero(key[1:] == key[:-1]) + 1, starts)
     if len(tie):
-        first, second = doc.gather(tie), doc.gather(tie + 1)
+        first, second = doc.gather(tie - 1), doc.gather(tie)
         right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
-        wrong[tie[~right]] = True
-    bad = np.flatnonzero(wrong)
-    if len(bad) == 0:
-        return bad
-    marked = np.zeros(int(qidx.max()) + 1, dtype=bool)
-    marked[qidx[bad + 1]] = True
-    return np.flatnonzero(marked[qidx])
+        rises = np.concatenate([rises, tie[~right]])
+    if len(rises) == 0:
+        return rises
+    blocks = np.unique(np.searchsorted(starts, rises, side="right") - 1)
+    first_row = starts[blocks]
+    lengths = np.append(starts[1:], n)[blocks] - first_row
+    offset = np.cumsum(lengths) - lengths
+    return np.repeat(first_row - offset, lengths) + np.arange(int(lengths.sum()))
+
+
+def _inside_a_query(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The rows that are not the first of their query (so compared above with a row of the same query)."""
+    return rows[starts[np.searchsorted(starts, rows, side="right") - 1] != rows]
 
 
 def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
