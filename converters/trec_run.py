@@ -27,7 +27,7 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
 from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
 from trec_bridge.progress import progress
-from trec_bridge.ranking import pair_keys, positions
+from trec_bridge.ranking import pair_keys, pair_keys_of_blocks, positions
 
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed, split_columns
@@ -354,6 +354,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
     if block_q.n_unique() == block_q.len():
         queries, qidx, row = block_q, block_id, None  # row None: file order (no permutation)
+        keys = pair_keys_of_blocks(block_q, block_len, frame.get_column("doc_id"))
     else:  # a query's lines are not contiguous: group them, keeping file order inside
         queries = block_q.unique(maintain_order=True)
         lookup = pl.DataFrame({"query_id": queries, "qi": np.arange(queries.len())})
@@ -363,7 +364,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
         row = np.argsort(qidx_file, kind="stable")
         qidx = qidx_file[row]
         frame = frame[row]
-    keys = pair_keys(frame.get_column("query_id"), frame.get_column("doc_id"))
+        keys = pair_keys(frame.get_column("query_id"), frame.get_column("doc_id"))
     _check_duplicates(frame, qidx, keys, row, file, lines)
 
     score = frame.get_column("score").to_numpy()

@@ -97,6 +97,11 @@ def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
     return (query.hash(seed=0).to_numpy() * _MIX) ^ doc.hash(seed=0).to_numpy()
 
 
+def pair_keys_of_blocks(block_query: pl.Series, block_length: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """``pair_keys`` of rows grouped in blocks of one query each: the query part is hashed once per block."""
+    return np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length) ^ doc.hash(seed=0).to_numpy()
+
+
 def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
                 ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray, np.ndarray | None]:
     """The rows of the indexed queries: each row's query index, the rows per index entry, the frame
