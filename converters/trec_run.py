@@ -128,29 +128,17 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
     with fh, progress(f"reading {name}") as shown:
         info = os.fstat(fh.fileno())
-        # only a few parts (and the rows carried to the next one) are ever held: guard that much
+        # only a few parts are ever held: guard that much
         memory_guard.check_input(name, min(info.st_size, 3 * part_bytes), fh.read(4096))
         fh.seek(0)
         digest = hashlib.sha256() if fingerprint else None
-        carry: tuple[pl.DataFrame, np.ndarray] | None = None  # rows of the query the last piece ended with
         any_data, seen = False, set()
         ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size))
         with closing(ahead):
-            for frame, lines, last in _parsed_pieces(ahead, name):
-                if frame is not None:
-                    any_data = True
-                    if carry is not None:
-                        frame, lines = pl.concat([carry[0], frame]), np.concatenate([carry[1], lines])
-                elif carry is not None:
-                    frame, lines = carry
-                carry = None
+            for frame, lines, _ in _parsed_pieces(ahead, name):
                 if frame is None:
                     continue
-                if not last:  # the last query may go on in the next piece: keep its rows back
-                    cut = _last_query_start(frame.get_column("query_id"))
-                    frame, lines, carry = frame[:cut], lines[:cut], (frame[cut:], lines[cut:])
-                    if cut == 0:
-                        continue
+                any_data = True
                 part = _run_of(frame, lines, order, name)
                 again = [q for q in part.queries if q in seen]
                 if again:
@@ -161,16 +149,6 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=name)
         if digest is not None:
             files.remember_digest(path, info, digest.hexdigest())
-
-
-def _last_query_start(q: pl.Series, window: int = 4096) -> int:
-    """Row where the run of rows with the last row's query ID begins (looked for near the end first)."""
-    last = q[-1]
-    for tail in (q.tail(window), q):
-        other = np.flatnonzero((tail != last).to_numpy())
-        if len(other):
-            return q.len() - tail.len() + int(other[-1]) + 1
-    return 0
 
 
 def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
@@ -229,19 +207,19 @@ def _one_ahead(items: Iterator) -> Iterator:
 
 
 def _line_pieces(fh, part_bytes: int, digest, name: str) -> Iterator[tuple[bytes, bool, bool]]:
-    """(bytes ending at a line end, starts the file, is the last piece), about ``part_bytes`` each.
+    """(bytes, starts the file, is the last piece), about ``part_bytes`` each, every query's lines in one piece.
 
-    Where a piece ends is found first, from its last few kilobytes, so each
-    piece is read once into its own bytes object: cutting a 16 MB bytes at
-    its last line end would copy it (and touch 16 MB of new memory) again.
+    A piece ends where the lines of the last query starting in it begin
+    (that query goes to the next piece; a query longer than a part makes its
+    piece longer).  Where to cut is found first from the part's last bytes,
+    so each piece is read once into its own bytes object: cutting a 16 MB
+    bytes would copy it (and touch 16 MB of new memory) again.
     """
     at_start = True
     while True:
         try:
-            size = _size_to_line_end(fh, part_bytes)
-            piece = fh.read(size)
-            if size == part_bytes:  # no line end found near the end of the part: look through it all
-                piece = _cut_at_line_end(fh, piece, part_bytes)
+            size = _size_to_query_start(fh, part_bytes)
+            piece = fh.read(size) if size else _cut_at_query_start(fh, part_bytes)
             last = not fh.peek(1)
         except OSError as exc:
             raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
@@ -253,38 +231,75 @@ def _line_pieces(fh, part_bytes: int, digest, name: str) -> Iterator[tuple[bytes
         at_start = False
 
 
-_PROBE = 1 << 16
+_PROBES = (1 << 16, 1 << 20)  # how far back from a part's end a query start is looked for before reading it all
 
 
-def _size_to_line_end(fh, part_bytes: int) -> int:
-    """Bytes from here to the last line end within ``part_bytes`` (the rest of the file if it ends first).
+def _size_to_query_start(fh, part_bytes: int) -> int:
+    """Bytes from here to where the last query starting within ``part_bytes`` begins; 0 when not found.
 
-    Only the last ``_PROBE`` bytes of the part are read (with pread: the
-    file position does not move); ``part_bytes`` when they hold no line end.
+    Only the part's last bytes are read (with pread: the file position does
+    not move).  When the file ends inside the part, the size is the part's:
+    the rest is the last piece.
     """
     here = fh.tell()
-    window = min(_PROBE, part_bytes)
-    probe = os.pread(fh.fileno(), window + 1, here + part_bytes - window)
-    if len(probe) <= window:  # the file ends inside this part
-        return part_bytes
-    end = probe.rfind(b"\n", 0, window)
-    return part_bytes if end < 0 else part_bytes - window + end + 1
+    for probe_bytes in _PROBES:
+        window = min(probe_bytes, part_bytes)
+        probe = os.pread(fh.fileno(), window + 1, here + part_bytes - window)
+        if len(probe) <= window:
+            return part_bytes
+        first_line = probe.find(b"\n") + 1  # the window may start inside a line
+        cut, _ = _last_query_start(probe, first_line, probe.rfind(b"\n", 0, window) + 1) if first_line else (None, None)
+        if cut is not None:
+            return part_bytes - window + cut
+        if window == part_bytes:
+            break
+    return 0
 
 
-def _cut_at_line_end(fh, piece: bytes, part_bytes: int) -> bytes:
-    """``piece`` (``part_bytes`` long) up to its last line end; longer if one line fills it (rare: slow path)."""
-    while len(piece) >= part_bytes and piece.rfind(b"\n") < 0:  # a line longer than a part
+def _cut_at_query_start(fh, part_bytes: int) -> bytes:
+    """The next piece, when no query start was found near the end of the part (slow path: rare).
+
+    The part is read and searched whole; while one query fills it, it grows
+    by another part.  Each byte is searched once.
+    """
+    piece = fh.read(part_bytes)
+    searched, query = 0, None  # piece[:searched] holds only ``query``'s lines (and blank ones)
+    while fh.peek(1):
+        end = piece.rfind(b"\n") + 1
+        cut, last_query = _last_query_start(piece, searched, end)
+        if cut is None and query is not None and last_query is not None and last_query != query:
+            cut = searched  # the new lines are all another query's
+        if cut is not None:
+            fh.seek(cut - len(piece), os.SEEK_CUR)
+            return piece[:cut]
+        searched, query = end, query if last_query is None else last_query
         more = fh.read(part_bytes)
+        if not more:
+            break
         piece += more
-        if len(more) < part_bytes:
-            return piece
-    if not fh.peek(1):
-        return piece
-    cut = piece.rfind(b"\n") + 1
-    if cut < len(piece):
-        fh.seek(cut - len(piece), os.SEEK_CUR)
-        piece = piece[:cut]
     return piece
+
+
+def _last_query_start(data: bytes, start: int, end: int) -> tuple[int | None, bytes | None]:
+    """Where the lines of the last query in ``data[start:end]`` (whole lines) begin, and that query's ID.
+
+    The offset is None when no other query's line precedes them in the
+    range.  A line's query is its first whitespace-separated field, as the
+    parser reads it; blank lines belong to no query.  A wrong guess here
+    cannot change a result: a query found in two parts makes the caller read
+    the run whole.
+    """
+    query, line_end = None, end
+    while line_end > start:
+        line_start = max(data.rfind(b"\n", start, line_end - 1) + 1, start)
+        fields = data[line_start:line_end].split(None, 1)
+        if fields:
+            if query is None:
+                query = fields[0]
+            elif fields[0] != query:
+                return line_end, query
+        line_end = line_start
+    return None, query
 
 
 class _lines_from:  # noqa: N801 - a context manager used like a function

@@ -70,28 +70,68 @@ def test_parts_score_like_the_whole_run(tmp_path, part_bytes, policy, order):
     assert policy != "strict" or whole.missing == ["q99"]
 
 
-@pytest.mark.parametrize("part_bytes,probe", [(1, 1), (40, 1), (64, 8), (333, 16), (333, 1 << 16), (1000, 64)])
-@pytest.mark.parametrize("long_line", [False, True])
-def test_pieces_are_as_full_as_a_part_allows_and_cover_the_file(tmp_path, monkeypatch, part_bytes, probe, long_line):
-    """Each piece ends at the last line end that fits in a part, found from the part's last ``probe`` bytes
-    (or, when those hold none, from the whole part); the pieces put together are the file."""
+def _first_field(line: bytes) -> bytes | None:
+    fields = line.split(None, 1)
+    return fields[0] if fields else None
+
+
+@pytest.mark.parametrize("part_bytes,probes", [(1, (1,)), (40, (1,)), (64, (8, 16)), (333, (16, 64)),
+                                               (333, (1 << 16,)), (1000, (64, 256))])
+@pytest.mark.parametrize("long_query", [False, True])
+def test_pieces_hold_whole_queries_as_many_as_a_part_allows(tmp_path, monkeypatch, part_bytes, probes, long_query):
+    """Each piece ends where the last query starting within a part begins, found from the part's last
+    ``probes`` bytes or, when those show none, from the whole part (grown while one query fills it);
+    the pieces put together are the file, and no query is in two pieces."""
     _, run = _files(tmp_path)
     data = open(run, "rb").read()
-    if long_line:  # a line longer than any part, in the middle of the file
-        middle = data.index(b"\n", len(data) // 2) + 1
-        data = data[:middle] + b"q15 Q0 " + b"x" * 1500 + b" 1 1.0 tag\n" + data[middle:]
+    if long_query:  # a query longer than any part (one long line, then many lines), in the middle of the file
+        middle = data.index(b"\nq16", len(data) // 2) + 1
+        lines = [b"q15b Q0 " + b"x" * 1500 + b" 1 1.0 tag\n"] + [b"q15b Q0 d%d 1 1.0 tag\n" % i for i in range(300)]
+        data = data[:middle] + b"".join(lines) + data[middle:]
         open(run, "wb").write(data)
-    monkeypatch.setattr(trec_run, "_PROBE", probe)
+    monkeypatch.setattr(trec_run, "_PROBES", probes)
     with open(run, "rb") as fh:
-        pieces = list(trec_run._line_pieces(fh, part_bytes, None, run))
-    assert b"".join(piece for piece, _, _ in pieces) == data
-    assert [(at_start, last) for _, at_start, last in pieces] == \
-           [(i == 0, i == len(pieces) - 1) for i in range(len(pieces))]
-    for (piece, _, _), (after, _, _) in zip(pieces, pieces[1:]):
+        pieces = [piece for piece, _, _ in trec_run._line_pieces(fh, part_bytes, None, run)]
+    with open(run, "rb") as fh:
+        flags = [(at_start, last) for _, at_start, last in trec_run._line_pieces(fh, part_bytes, None, run)]
+    assert b"".join(pieces) == data
+    assert flags == [(i == 0, i == len(pieces) - 1) for i in range(len(pieces))]
+    queries = [{_first_field(line) for line in piece.splitlines()} - {None} for piece in pieces]
+    assert sum(len(q) for q in queries) == len(set().union(*queries))  # no query in two pieces
+    # where a cut may fall: after a query's last line, before the next query's first (blank lines in
+    # between may go either way): (earliest, latest, end of the next query's first line)
+    starts, previous, at = [], None, 0
+    for line in data.splitlines(keepends=True):
+        query = _first_field(line)
+        if query is not None:
+            if previous is not None and query != previous[0]:
+                starts.append((previous[1], at, at + len(line)))
+            previous = (query, at + len(line))
+        at += len(line)
+    offset = 0
+    for piece in pieces[:-1]:
         assert piece.endswith(b"\n")
-        next_line = after[:after.index(b"\n") + 1]
-        assert len(piece) <= part_bytes or piece.index(b"\n") >= part_bytes - 1  # longer only for a long line
-        assert len(piece) + len(next_line) > part_bytes  # the next line would not have fitted
+        end = offset + len(piece)
+        fitting = [(first, last) for first, last, line_end in starts if first > offset and line_end <= offset + part_bytes]
+        if fitting:  # at the last query start that fits in a part
+            assert max(fitting)[0] <= end <= max(fitting)[1]
+        else:  # the first query fills the part: still a cut where a query starts
+            assert any(offset < first <= end <= last for first, last, _ in starts)
+        offset = end
+
+
+@pytest.mark.parametrize("lines,cut,query", [
+    ([b"a 1\n", b"a 2\n", b"b 1\n", b"b 2\n", b"b 3\n"], 8, b"b"),
+    ([b"a 1\n", b"b 1\n", b"\n", b"  b 2\n"], 4, b"b"),
+    ([b"b 1\n", b"b 2\n", b"\t\n"], None, b"b"),  # one query only: no cut
+    ([b"a 1\n", b"b 1\n", b"a 2\n"], 8, b"a"),  # the lines that end the range, not the query's first line
+    ([b"\n", b" \n"], None, None),
+])
+def test_last_query_start(lines, cut, query):
+    data = b"".join(lines)
+    assert trec_run._last_query_start(data, 0, len(data)) == (cut, query)
+    shifted = b"xx\n" + data  # a range that starts after the data's start
+    assert trec_run._last_query_start(shifted, 3, len(shifted)) == (None if cut is None else cut + 3, query)
 
 
 @pytest.mark.parametrize("part_bytes", [1, 16, 40])
@@ -150,15 +190,3 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys
     monkeypatch.delenv("TREC_BRIDGE_PROGRESS", raising=False)
     assert main(["score", qrels, run, "P@5"]) == 2
     assert capsys.readouterr().err == ""
-
-
-@pytest.mark.parametrize("ids,start", [
-    (["a", "a", "b", "b", "b", "b", "b"], 2),  # the last query is longer than the window: found by a full scan
-    (["a", "b", "b"], 1),
-    (["b", "b", "b"], 0),
-    (["a", "b", "a"], 2),  # the run that ends the part, not the query's first appearance
-])
-def test_last_query_start(ids, start):
-    import polars as pl
-
-    assert trec_run._last_query_start(pl.Series(ids), window=3) == start
