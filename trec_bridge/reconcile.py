@@ -113,10 +113,13 @@ class ScoreCache:
             return hit
         if hit.policy == policy:
             return hit
-        fingerprint = hit.protocol_fingerprint
-        if (hit.policy.name, hit.policy.gain) != (policy.name, policy.gain):
-            fingerprint = protocol_fingerprint(self.dataset.select_split(self.split), self.measures, policy)
-        return replace(hit, policy=policy, protocol_fingerprint=fingerprint)
+        if (hit.policy.name, hit.policy.gain) == (policy.name, policy.gain):
+            def protocol() -> str:
+                return hit.protocol_fingerprint  # the same protocol: computed (and cached) once
+        else:
+            def protocol() -> str:
+                return protocol_fingerprint(self.dataset.select_split(self.split), self.measures, policy)
+        return replace(hit, policy=policy, protocol=protocol)
 
     def _key(self, policy: Policy) -> tuple:
         skip = {"name", "description", "ordering", "measure_orderings"}
