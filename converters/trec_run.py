@@ -135,11 +135,10 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         any_data, seen = False, set()
         ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size))
         with closing(ahead):
-            for frame, lines, _ in _parsed_pieces(ahead, name):
-                if frame is None:
+            for part in _runs_of_pieces(ahead, name, order):
+                if part is None:
                     continue
                 any_data = True
-                part = _run_of(frame, lines, order, name)
                 again = [q for q in part.queries if q in seen]
                 if again:
                     raise QueryNotContiguous(again[0])
@@ -163,21 +162,20 @@ def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
         yield chunk, at_start, last, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
 
 
-def _parsed_pieces(pieces: Iterator, name: str) -> Iterator[tuple[pl.DataFrame | None, np.ndarray | None, bool]]:
-    """(typed columns, file line of each row, is the last piece) per piece; None for a piece without data."""
+def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | None]:
+    """The Run of each piece (None for a piece without data); errors name lines of the whole file."""
     lines_before = 0
-    for chunk, at_start, last, parsed in pieces:
-        frame = lines = None
+    for chunk, at_start, _, parsed in pieces:
+        run = None
         if chunk:
             with _lines_from(lines_before):
                 census = check_bytes(chunk, name, at_file_start=at_start, line_ends_parsed=_line_ends(chunk, parsed))
                 if has_data(chunk):
                     cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
                                          census=census, parsed=parsed)
-                    frame = cols.frame
-                    lines = lines_before + (np.arange(1, frame.height + 1) if cols.lines is None else cols.lines)
+                    run = _run_of(cols.frame, cols.lines, order, name)
             lines_before += census.count(10)
-        yield frame, lines, last
+        yield run
 
 
 def _line_ends(chunk: bytes, parsed: tuple[str, pl.DataFrame | None] | None) -> int | None:

@@ -134,11 +134,22 @@ def test_last_query_start(lines, cut, query):
     assert trec_run._last_query_start(shifted, 3, len(shifted)) == (None if cut is None else cut + 3, query)
 
 
+# the catalogue as it is, and (where a line is named) after a first line of another query: a part of its own
+# in front, so every error is in a later part and its line number counts that line
+_LATER = [pytest.param(content, code, line, False, id=name) for name, content, code, line in REJECTIONS] + [
+    pytest.param(content, code, line, True, id=f"{name}, after another query")
+    for name, content, code, line in REJECTIONS if line is not None]
+
+
 @pytest.mark.parametrize("part_bytes", [1, 16, 40])
-@pytest.mark.parametrize("content,code,line", [r[1:] for r in REJECTIONS], ids=[r[0] for r in REJECTIONS])
-def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys, content, code, line, part_bytes):
+@pytest.mark.parametrize("content,code,line,after_another_query", _LATER)
+def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys, content, code, line, part_bytes,
+                                                   after_another_query):
+    content = content if isinstance(content, bytes) else content.encode("utf-8")
+    if after_another_query:
+        content, line = b"q0 Q0 z 1 1 t\n" + content, line + 1
     path = tmp_path / "run.txt"
-    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    path.write_bytes(content)
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
     monkeypatch.setattr(trec_run, "PART_BYTES", part_bytes)
     assert main(["score", str(tmp_path / "qrels.txt"), str(path), "P@1"]) == 1

@@ -102,6 +102,8 @@ REJECTIONS = [
     ("rank too large", "q1 Q0 a 99999999999999999999 1.0 t\n", "E_RUN_RANK", 1),
     ("duplicate doc", "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 a 1 1 t\nq1 Q0 a 3 1 t\n", "E_RUN_DUPLICATE_DOC", 4),
     ("duplicate doc, blank lines", "q1 Q0 a 1 3 t\n\n\nq1\tQ0 a 3 1 t\n", "E_RUN_DUPLICATE_DOC", 4),
+    ("duplicate doc in a later query", "q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq2 Q0 c 2 0.5 t\nq2 Q0 b 3 0.2 t\n",
+     "E_RUN_DUPLICATE_DOC", 4),
     ("bom", "\ufeffq1 Q0 a 1 1.0 t\n", "E_BOM", 1),
     ("bom on a later line", "q1 Q0 a 1 1.0 t\n\ufeffq1 Q0 b 2 0.5 t\n", "E_BOM", 2),
     ("nul byte", "q1 Q0 a 1 1.0 t\nq1 Q0 b\x00 2 0.5 t\n", "E_NUL_BYTE", 2),
