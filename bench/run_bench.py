@@ -781,6 +781,17 @@ def trec_bridge_command(python: str) -> list[str]:
     return [found] if found else [python, "-m", "trec_bridge.cli.main"]
 
 
+def install_note(python: str, work: Path) -> str:
+    """Which trec-bridge the timed commands import: a regular install or the checkout (editable)."""
+    probe = subprocess.run([python, "-c", "import trec_bridge; print(trec_bridge.__file__)"], cwd=work,
+                           capture_output=True, text=True)
+    where = probe.stdout.strip()
+    if "site-packages" in Path(where).parts:
+        return f"trec-bridge: a regular install ({where}), as the README's first command makes"
+    return (f"trec-bridge: imported from the checkout ({where or 'not importable'}), i.e. an editable install; its "
+            "import hook adds ~10 ms to every start (a regular install is what users time)")
+
+
 def child_env(work: Path, trec_eval: str | None, keep_env: bool) -> dict:
     env = dict(os.environ)
     if trec_eval:
@@ -889,6 +900,7 @@ def main(argv: list[str] | None = None) -> int:
     _, floor, _ = run_timed(["true"], work / "out" / "floor.stdout", work / "out" / "floor.stderr", env, work, launcher)
     notes.append(f"peak RSS is read by {launcher.describe()} around each command (`ru_maxrss` from wait4; "
                  f"measured floor: `true` shows {floor / 1024:.1f} MiB)")
+    notes.append(install_note(python, work))
     log(f"work dir: {work}")
 
     if not args.no_warmup:  # untimed: byte-code caches, first imports, numba (ranx)

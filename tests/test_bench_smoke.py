@@ -129,3 +129,19 @@ def test_output_parsers(rb):
              "RR         0.8527  110/129        43\n\nqueries: 43 in the set (qrels)\n")
     assert rb.parse_score_table(table) == {"nDCG@10": "0.2938", "RR": "0.8527"}
     assert rb.parse_ir_measures("nDCG@10\t0.3912\nRR@10\t0.85274\n") == {"nDCG@10": "0.3912", "RR@10": "0.8527"}
+
+
+@needs_trec_eval
+def test_w2_floor_times_trec_eval_and_the_python_floor(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("w2_floor", REPO / "bench" / "w2_floor.py")
+    floor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(floor)
+    (tmp_path / "W2.qrels").write_text("q1 0 d1 1\nq2 0 d3 2\n")
+    (tmp_path / "W2.run").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 0.5 t\n")
+    assert floor.main(["--work", str(tmp_path), "--repeats", "1", "--trec-eval", find_binary()]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in table[1:]] == [
+        "trec_eval 9.0.4, whole run (the target)", "python -I -S -c pass (bare interpreter)",
+        "python -c pass (with site-packages)", "python -c 'import numpy'", "python -c 'import polars'",
+        "python -I -S: read, split, float() and a duplicate set of W2.run, nothing else"]
+    assert all(float(line.rsplit(" ", 1)[1]) > 0 for line in table[1:])
