@@ -151,21 +151,21 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
 
 
 def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
-                    ) -> Iterator[tuple[bytes, bool, bool, tuple[str, pl.DataFrame | None] | None]]:
+                    ) -> Iterator[tuple[bytes, bool, tuple[str, pl.DataFrame | None] | None]]:
     """Each piece with polars' parse of it as space-separated columns, trusted only once the census agrees.
 
     This is the part that runs ahead in a worker thread (file reads and the
     parser release the GIL); the checks run in the caller's thread meanwhile.
     """
-    for chunk, at_start, last in _line_pieces(fh, part_bytes, digest, name):
+    for chunk, at_start, _ in _line_pieces(fh, part_bytes, digest, name):
         shown.detail = f"{fh.tell() / 1e6:,.0f} of {size / 1e6:,.0f} MB"
-        yield chunk, at_start, last, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
+        yield chunk, at_start, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
 
 
 def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | None]:
     """The Run of each piece (None for a piece without data); errors name lines of the whole file."""
     lines_before = 0
-    for chunk, at_start, _, parsed in pieces:
+    for chunk, at_start, parsed in pieces:
         run = None
         if chunk:
             with _lines_from(lines_before):
