@@ -201,3 +201,15 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys
     monkeypatch.delenv("TREC_BRIDGE_PROGRESS", raising=False)
     assert main(["score", qrels, run, "P@5"]) == 2
     assert capsys.readouterr().err == ""
+
+
+def test_the_judgments_errors_come_before_the_runs(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text("q1 0 a one\n")  # a bad grade
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 t\nq1 Q0 a 2 0.5 t\n")  # a repeated document
+    assert main(["score", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "P@1"]) == 1
+    err = capsys.readouterr().err
+    assert "qrels.txt:1" in err and "E_RUN_DUPLICATE_DOC" not in err, err
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    assert main(["score", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "P@1"]) == 1
+    assert f"[E_RUN_DUPLICATE_DOC] {tmp_path / 'run.txt'}:2" in capsys.readouterr().err
+
