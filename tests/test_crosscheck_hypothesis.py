@@ -178,6 +178,16 @@ def _available(tool: str) -> bool:
     return get(tool).available()
 
 
+NAMED_CASES = (FLOAT32, MISSING_AND_ZERO, GRADED_TIES, EMPTY_RANKING, BARE_IDS, NEGATIVE_ONLY)
+
+
+def with_named_cases(test):
+    """``test`` run on each named case above, before the generated ones."""
+    for case in reversed(NAMED_CASES):
+        test = example(case)(test)
+    return test
+
+
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -185,12 +195,7 @@ SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=
 def _property(tool: str):
     @pytest.mark.skipif(not _available(tool), reason=f"{tool} is not installed (CI installs it)")
     @SETTINGS
-    @example(FLOAT32)
-    @example(MISSING_AND_ZERO)
-    @example(GRADED_TIES)
-    @example(EMPTY_RANKING)
-    @example(BARE_IDS)
-    @example(NEGATIVE_ONLY)
+    @with_named_cases
     @given(cases())
     def test(case: Case) -> None:
         check(case, tool)

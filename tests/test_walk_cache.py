@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import polars as pl
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 
 from trec_bridge.axes import AXES
 from trec_bridge.errors import InvalidInput
@@ -22,8 +22,7 @@ from trec_bridge.policy import IR_MEASURES, PYTREC_EVAL, STRICT, TREC_EVAL, TREC
 from trec_bridge.reconcile import ScoreCache, _keeps_given_order, inert_axes, walk_axes
 from trec_bridge.scorer import score
 
-from .test_crosscheck_hypothesis import (BARE_IDS, EMPTY_RANKING, FLOAT32, GRADED_TIES, MEASURES, MISSING_AND_ZERO,
-                                        Case, cases)
+from .test_crosscheck_hypothesis import MEASURES, Case, cases, with_named_cases
 
 TARGETS = (TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES)
 
@@ -70,11 +69,7 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=N
 
 
 @SETTINGS
-@example(FLOAT32)
-@example(MISSING_AND_ZERO)
-@example(GRADED_TIES)
-@example(EMPTY_RANKING)
-@example(BARE_IDS)
+@with_named_cases
 @given(cases())
 def test_cached_walks_equal_plain_walks(case: Case) -> None:
     check(case.dataset(), case.run(), MEASURES)
