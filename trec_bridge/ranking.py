@@ -28,13 +28,6 @@ def query_index(query_ids: list[str]) -> pl.DataFrame:
                         schema={"query_id": pl.String, "qidx": pl.Int64})
 
 
-def build_ranking(run: Run, qrels_frame: pl.DataFrame, index: pl.DataFrame, ordering: Ordering) -> Ranking:
-    """The run rows of the indexed queries, ordered as ``ordering`` says, reduced to their judged rows."""
-    builder = RankingBuilder(qrels_frame, index, ordering)
-    builder.add(run)
-    return builder.finish(index)
-
-
 class RankingBuilder:
     """Builds a ``Ranking`` from a run given whole or in parts (each query whole in one part).
 
