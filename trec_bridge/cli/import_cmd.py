@@ -108,6 +108,10 @@ def _irds(args) -> int:
     if unjudged:
         _note(f"{unjudged} queries have no judgment: the strict scorer keeps them in the query set and scores them "
               "null (no relevant document)")
+    if dataset.unjudged_queries:
+        parent = meta.get("unjudged_queries_from", {}).get("dataset_id")
+        _note(f"{len(dataset.unjudged_queries)} more queries of {parent!r} were never judged: declared unjudged (a run "
+              "that answers them has them listed as unjudged and excluded, as with TREC qrels)")
     dropped = [f for f in meta.get("query_fields", []) if f not in ("query_id", meta.get("query_text_field"))]
     if dropped:
         _note(f"query fields not kept (the dataset format has one text per query): {', '.join(dropped)}")
