@@ -564,7 +564,7 @@ def _parent_unjudged(irds, dataset_id: str, queries: list[Query], qrels: pl.Data
     if documented is not None and documented != len(parent_queries):
         warnings.append(f"ir_datasets documents {documented} queries for {parent_id!r} (the parent with the same "
                         f"judgments), but its cached files gave {len(parent_queries)}: a partial or different file "
-                        "may be in the cache")
+                        "may be in the cache, and a run answering the queries it lacks is refused (not unjudged)")
     return _ParentQueries({"dataset_id": parent_id, "queries": len(parent_queries)}, unjudged)
 
 

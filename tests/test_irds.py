@@ -194,6 +194,54 @@ def test_readme_benchmark_commands_as_written_on_an_official_dl19_run(shared_dat
     assert trec_eval_all(binary, "-m", "ndcg_cut.10", str(qrels), str(tmp_path / "run.export.trec")) == l1
 
 
+def doc_transcripts(text: str) -> list[tuple[str, list[str]]]:
+    """``$ command`` lines of an indented block and the output lines quoted under each (trailing blanks dropped)."""
+    out: list[tuple[str, list[str]]] = []
+    current = None
+    for line in text.splitlines():
+        if line.startswith("    $ "):
+            current = (line[6:], [])
+            out.append(current)
+        elif current is not None and (line.startswith("    ") or not line.strip()):
+            current[1].append(line[4:])
+        else:
+            current = None
+    return [(cmd, "\n".join(lines).rstrip("\n").split("\n") if "".join(lines).strip() else []) for cmd, lines in out]
+
+
+def test_workflow_dl2019_sections_1_and_2_replay_as_printed(shared_data, tmp_path):
+    """docs/workflow-dl2019.md, sections 1 and 2: every command, run in order, prints what the page quotes
+    (error codes, messages, tables, exit codes); the page's paths are /tmp/wf and /work/shared/data."""
+    page = (REPO / "docs" / "workflow-dl2019.md").read_text(encoding="utf-8")
+    steps = doc_transcripts(page[page.index("## 1."):page.index("## 3.")])
+    assert len(steps) >= 10 and any("[E_IRDS_FILE_MISSING]" in "\n".join(out) for _, out in steps)
+    wf = tmp_path / "wf"
+    (wf / "empty").mkdir(parents=True)
+    (wf / "msmarco-test2019-queries.tsv.gz").write_bytes(gzip.compress(dl19_all_topics(shared_data).encode()))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "trec-bridge").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m trec_bridge.cli.main "$@"\n')
+    (bin_dir / "trec-bridge").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", SHARED=str(shared_data),
+               RUN=str(shared_data / OFFICIAL_RUN), IR_DATASETS_HOME=str(wf / "irds"), IR_DATASETS_TMP=str(tmp_path / "t"))
+    env.pop("TREC_BRIDGE_PROGRESS", None)
+
+    def local(text: str) -> str:
+        return text.replace("/tmp/wf", str(wf)).replace("/work/shared/data", str(shared_data))
+
+    for command, quoted in steps:
+        p = subprocess.run(["bash", "-c", local(command)], cwd=wf, env=env, capture_output=True, text=True, timeout=120)
+        printed = (p.stdout + p.stderr).rstrip("\n").split("\n") if (p.stdout + p.stderr).strip() else []
+        if quoted and quoted[-1].startswith("exit "):
+            printed.append(f"exit {p.returncode}")
+        else:
+            assert p.returncode == 0, (command, p.stderr)
+        assert printed == [local(line) for line in quoted], command
+    files = json.loads("{" + page[page.index('"files": ['):page.index("]\n```", page.index('"files": ['))] + "]}")["files"]
+    imported = load_dataset(wf / "dl19.json").metadata["ir_datasets"]["files"]
+    assert files == imported
+
+
 FAKE_DL19_QRELS = "19335 Q0 d1 3\n19335 Q0 d2 0\n47923 Q0 d3 1\n"
 FAKE_DL19_QUERIES = "19335\tanthropological definition\n11096\tan unjudged topic\n47923\tbreast cancer\n20455\tanother\n"
 
