@@ -172,7 +172,8 @@ def test_ranx_json_round_trip(toy, tmp_path):
 
 
 def test_ranx_itself_reads_our_order(toy, tmp_path):
-    ranx = pytest.importorskip("ranx", reason="ranx is optional (and breaks under pandas 3); not installed here")
+    import ranx  # a test dependency (pyproject's test extra): never skipped
+
     _, run = toy
     export_run(run, tmp_path / "sys.ranx.json", "ranx-json")
     export_run(run, tmp_path / "sys.run", "trec")
@@ -181,6 +182,42 @@ def test_ranx_itself_reads_our_order(toy, tmp_path):
         got = [(q, d, i) for q, docs in loaded.items()
                for i, (d, _) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1]), 1)]
         assert sorted(got) == sorted(order(run))
+
+
+def test_ranx_is_a_test_dependency():
+    """CI installs the test extra; without ranx in it, the test above could not run there."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    from pathlib import Path
+
+    extra = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["test"]
+    assert any(req.split(">")[0].split("=")[0].strip() == "ranx" for req in extra), extra
+
+
+def test_ranx_and_numba_stay_out_of_trec_bridge(tmp_path):
+    """ranx imports numba (seconds of JIT set-up): no trec-bridge command may import it, ranx files included."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "trec_bridge" / "examples"
+    ds, run = str(examples / "dataset.json"), str(examples / "run.json")
+    out = str(tmp_path / "r.ranx.json")
+    script = f"""
+import sys
+from trec_bridge.cli.main import main
+assert main(["score", {ds!r}, {run!r}, "P@3 nDCG@3"]) == 0
+assert main(["export", "run", {run!r}, "--to", "ranx-json", "-o", {out!r}]) == 0
+assert main(["import", "ranx-run", {out!r}, "-o", {str(tmp_path / "back.json")!r}, "--dataset-id", "x"]) == 0
+assert main(["score", {ds!r}, {out!r}, "P@3"]) == 0
+assert main(["crosscheck", {ds!r}, {run!r}, "P@3", "--against", "ir_measures"]) == 0
+print(sorted(m for m in ("ranx", "numba") if m in sys.modules))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip().splitlines()[-1] == "[]", p.stdout + p.stderr
 
 
 def test_empty_and_failed_queries_are_reported(tmp_path):
