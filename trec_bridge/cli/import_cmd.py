@@ -19,6 +19,9 @@ the grade definitions), threshold 1 (or --rel), the official measures ir_dataset
 documents, an open corpus (--list-docs lists the document IDs of a small
 corpus), pooled completeness, and in its metadata the SHA-256 of every file
 ir_datasets read (with an md5 check where ir_datasets knows the expected md5).
+A subset such as .../judged also gets, as unjudged_queries, the queries of its
+parent with the same judgments that nobody judged (the 157 unjudged DL 2019
+topics): a run answering them has them listed as unjudged, not refused.
 
 examples:
   trec-bridge import irds msmarco-passage/trec-dl-2019/judged -o dl19.json
