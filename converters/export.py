@@ -126,9 +126,10 @@ def _tsv(table: pl.DataFrame, columns: tuple[str, ...]) -> bytes:
 def read_ir_measures_tsv(path: str | os.PathLike):
     """A TSV written by this module as the pandas DataFrame ir_measures takes.
 
-    IDs stay strings (``"007"`` is not 7, ``"NA"`` is not missing): the
-    equivalent one-liner is ``pd.read_csv(path, sep="\\t", dtype=str,
-    keep_default_na=False)`` followed by ``astype`` of the number column.
+    IDs stay strings (``"007"`` is not 7, ``"NA"`` is not missing) and the
+    score or grade column is numeric, as ir_measures requires; the pandas
+    line that ``export run/dataset --help`` prints does the same
+    (``trec_bridge.cli.export.RUN_TSV_RECIPE`` / ``QRELS_TSV_RECIPE``).
     """
     import pandas as pd
 

@@ -429,6 +429,9 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
         with bar.stage("queries"):
             queries, query_fields, text_field = _guarded(dataset_id, "queries", home_now,
                                                          lambda: _read_queries(ds, bar))
+        session.stage = "unjudged_queries"
+        with bar.stage("queries of the parent dataset"):
+            parent = _parent_unjudged(irds, dataset_id, queries, qrels_frame, bar, warnings)
         corpus = None
         if list_docs:
             session.stage = "docs"
@@ -438,6 +441,8 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
     counts = {"queries": len(queries), "qrels": qrels_frame.height}
     if corpus is not None:
         counts["docs"] = len(corpus)
+    if parent.unjudged:
+        counts["unjudged_queries"] = len(parent.unjudged)
     documented = _documented_counts(ds)
     for what, n in documented.items():
         if what in counts and counts[what] != n:
@@ -463,6 +468,7 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
         "qrel_fields": qrel_fields,
         "counts": counts,
         "documented_counts": documented,
+        "unjudged_queries_from": parent.source,
         "bibtex_ids": docs.get("bibtex_ids"),
         "official_measures_not_supported": unparsed,
         "downloads_allowed": allow_download,
@@ -484,6 +490,7 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
         metadata={SOURCE_KEY: meta},
         trec_iteration=iteration,
         source=f"ir_datasets:{dataset_id}",
+        unjudged_queries=tuple(parent.unjudged),
     )
     check_dataset(dataset)
     return dataset
@@ -510,6 +517,55 @@ def _guarded(dataset_id: str, stage: str, home: str, read: Callable[[], Any]) ->
     except Exception as exc:  # noqa: BLE001 - ir_datasets' parsers raise RuntimeError/ValueError/...
         raise InvalidInput("E_FILE_UNREADABLE", f"ir_datasets failed to read the {stage} of {dataset_id!r}: "
                            f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass
+class _ParentQueries:
+    source: dict | None = None  # {"dataset_id": ..., "queries": n}: where the unjudged queries come from
+    unjudged: list[str] = field(default_factory=list)
+
+
+def _parent_unjudged(irds, dataset_id: str, queries: list[Query], qrels: pl.DataFrame, bar: _Progress,
+                     warnings: list[str]) -> _ParentQueries:
+    """The queries of the parent dataset with the same judgments that this subset leaves out and nobody judged.
+
+    ``msmarco-passage/trec-dl-2019/judged`` keeps the 43 of the 200 topics of
+    ``msmarco-passage/trec-dl-2019`` that have judgments, and every official
+    run answers all 200.  ir_datasets' ``parent_id(id, "qrels")`` names the
+    most general dataset sharing this one's qrels (the same handler, so the
+    same judgments); its queries that the subset leaves out and that no qrel
+    mentions are the benchmark's unjudged topics.  A parent with other
+    judgments (``dev`` for ``dev/small``) gives none: its other queries are
+    judged, so a run answering them is from another split.  The parent is
+    extra information: when its queries cannot be read, a warning says so and
+    the dataset is imported without it.
+    """
+    try:
+        parent_id = irds.parent_id(dataset_id, "qrels")
+    except Exception:  # noqa: BLE001 - ir_datasets < 0.5.5 has no parent_id; a local dataset has no parent
+        return _ParentQueries()
+    if parent_id == dataset_id:
+        return _ParentQueries()
+    parent = irds.load(parent_id)
+    if not parent.has_queries():
+        return _ParentQueries()
+    try:
+        parent_queries, _, _ = _read_queries(parent, bar)
+    except Exception as exc:  # noqa: BLE001 - a missing file, a parser's error: the import goes on without
+        reason = {DownloadNeeded: "a file is not in ir_datasets' cache", ManualFileNeeded: "a file is missing"}.get(
+            type(exc), f"{type(exc).__name__}: {exc}")
+        warnings.append(f"the queries of {parent_id!r} (the parent with the same judgments) could not be read "
+                        f"({reason}): no query is declared unjudged, so a run answering its other queries is refused")
+        return _ParentQueries()
+    own = {q.query_id for q in queries}
+    judged = set(qrels.get_column("query_id").unique().to_list())
+    unjudged = list(dict.fromkeys(q.query_id for q in parent_queries if q.query_id not in own and q.query_id not in judged))
+    documented = _documented_counts(parent).get("queries")
+    if documented is not None and documented != len(parent_queries):
+        warnings.append(f"ir_datasets documents {documented} queries for {parent_id!r} (the parent with the same "
+                        f"judgments), but its cached files gave {len(parent_queries)}: a partial or different file "
+                        "may be in the cache, and a run answering the queries it lacks is refused (not unjudged)")
+    return _ParentQueries({"dataset_id": parent_id, "queries": len(parent_queries)}, unjudged)
 
 
 def _read_qrels(ds, bar: _Progress) -> tuple[pl.DataFrame, list[str]]:

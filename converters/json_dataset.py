@@ -29,6 +29,7 @@ LIGHT = {
     "/properties/trec_iterations/additionalProperties": {"type": "object"},
     "/properties/chunk_map": {"type": "object"},
     "/properties/corpus/properties/documents": {"type": ["array", "object"]},
+    "/properties/unjudged_queries": {"type": "array"},
 }
 _LAYOUT = {"grades": 1, "corpus": 1, "queries": 1, "judgments": 1, "trec_iterations": 1, "chunk_map": 1, "metadata": 64}
 _QUERY_FIELDS = ("query_id", "text", "split", "tags", "answerable", "completeness")
@@ -76,6 +77,7 @@ def _to_model(doc: dict, file: str | None) -> Dataset:
     g = doc["grades"]
     return Dataset(
         queries=tuple(_query(q) for q in doc["queries"]),
+        unjudged_queries=_unjudged(doc.get("unjudged_queries", []), file),
         qrels=Qrels(frame, source=file),
         dataset_id=doc["dataset_id"],
         dataset_version=doc.get("dataset_version"),
@@ -98,6 +100,11 @@ def _to_model(doc: dict, file: str | None) -> Dataset:
 def _query(q: dict) -> Query:
     return Query(query_id=q["query_id"], text=q.get("text"), split=q.get("split"), tags=tuple(q.get("tags", ())),
                  answerable=q.get("answerable"), completeness=q.get("completeness"))
+
+
+def _unjudged(ids: list, file: str | None) -> tuple[str, ...]:
+    sj.check_ids(ids, lambda i: ("unjudged_queries", i), file)
+    return tuple(ids)
 
 
 def _judgments(judgments: dict, file: str | None) -> tuple[list, list, list]:
@@ -176,6 +183,8 @@ def _json_parts(where: tuple) -> tuple:
     kind, *rest = where
     if kind == "query":
         return ("queries", *rest)
+    if kind == "unjudged_query":
+        return ("unjudged_queries", *rest)
     if kind == "judgment":
         return ("judgments", *rest)
     if kind == "query_judgments":
@@ -211,6 +220,8 @@ def dataset_to_document(ds: Dataset) -> dict:
     else:
         doc["corpus"] = {"kind": "listed", "documents": {d: ds.corpus_texts.get(d) for d in ds.corpus}}
     doc["queries"] = [_query_doc(q) for q in ds.queries]
+    if ds.unjudged_queries:
+        doc["unjudged_queries"] = list(ds.unjudged_queries)
     doc["judgments"] = _nest(frame, "grade")
     if ds.trec_iteration != DEFAULT_ITERATION:
         doc["trec_iteration"] = ds.trec_iteration

@@ -146,6 +146,53 @@ def test_trec_and_tsv_exports_read_by_ir_measures(toy, tmp_path):
     assert _ir_measures_values(measures, dataset_to_dataframe(dataset), run_to_ir_measures(run)) == from_files
 
 
+def help_recipe(kind: str, variable: str) -> str:
+    """The line of ``trec-bridge export KIND --help`` that reads an ir-measures-tsv file into ``variable``."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["export", kind, "--help"])
+    lines = [line.strip() for line in out.getvalue().splitlines() if line.strip().startswith(f"{variable} = ")]
+    assert len(lines) == 1, out.getvalue()
+    return lines[0]
+
+
+def test_the_help_recipes_read_the_tsv_exports_as_ir_measures_needs(toy, tmp_path):
+    """The help's pandas lines, run as printed, give DataFrames ir_measures scores exactly like the TREC files;
+    IDs stay text ("007" and "7" are two queries, "NA" a document)."""
+    import pandas
+
+    dataset, run = toy
+    rename = {"q1": "007", "q2": "7", "q6": "NA"}
+    qrels = dataset.qrels.frame.with_columns(pl.col("query_id").replace(rename),
+                                             pl.col("doc_id").replace({"d2": "NA", "d4": "1e5"}))
+    dataset = Dataset(**{**dataset.__dict__, "qrels": Qrels(qrels), "queries": tuple(
+        Query(rename.get(q.query_id, q.query_id)) for q in dataset.queries)})
+    run = Run(**{**run.__dict__, "frame": run.frame.with_columns(pl.col("query_id").replace(rename),
+                                                                 pl.col("doc_id").replace({"d2": "NA", "d4": "1e5"})),
+                 "queries": tuple(rename.get(q, q) for q in run.queries), "_blocks": None, "_pair_keys": None})
+    for kind, target in (("run", "sys"), ("dataset", "q")):
+        (export_run if kind == "run" else export_dataset)(run if kind == "run" else dataset,
+                                                          tmp_path / f"{target}.tsv", "ir-measures-tsv")
+    read = {}
+    for kind, variable, file in (("run", "run", "sys.tsv"), ("dataset", "qrels", "q.tsv")):
+        recipe = help_recipe(kind, variable)
+        namespace = {"pandas": pandas, "OUT": str(tmp_path / file)}
+        exec(recipe, namespace)  # noqa: S102 - the documented line, as a user runs it
+        read[variable] = namespace[variable]
+    measures = [ir_measures.parse_measure(m) for m in IRM.split()]
+    from_tsv = _ir_measures_values(measures, read["qrels"], read["run"])
+    export_run(run, tmp_path / "sys.run", "trec")
+    export_dataset(dataset, tmp_path / "q.qrels", "trec-qrels")
+    from_trec = _ir_measures_values(measures, list(ir_measures.read_trec_qrels(str(tmp_path / "q.qrels"))),
+                                    list(ir_measures.read_trec_run(str(tmp_path / "sys.run"))))
+    assert from_tsv == from_trec
+    assert {"007", "7", "NA"} <= {q for q, _ in from_tsv["per_query"]}
+    assert "NA" in set(read["run"]["doc_id"]) and "1e5" in set(read["qrels"]["doc_id"])
+
+
 def _ir_measures_values(measures, qrels, run) -> dict:
     per_query = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
     aggregate = {str(k): v for k, v in ir_measures.calc_aggregate(measures, qrels, run).items()}
@@ -172,7 +219,8 @@ def test_ranx_json_round_trip(toy, tmp_path):
 
 
 def test_ranx_itself_reads_our_order(toy, tmp_path):
-    ranx = pytest.importorskip("ranx", reason="ranx is optional (and breaks under pandas 3); not installed here")
+    import ranx  # a test dependency (pyproject's test extra): never skipped
+
     _, run = toy
     export_run(run, tmp_path / "sys.ranx.json", "ranx-json")
     export_run(run, tmp_path / "sys.run", "trec")
@@ -181,6 +229,42 @@ def test_ranx_itself_reads_our_order(toy, tmp_path):
         got = [(q, d, i) for q, docs in loaded.items()
                for i, (d, _) in enumerate(sorted(docs.items(), key=lambda kv: -kv[1]), 1)]
         assert sorted(got) == sorted(order(run))
+
+
+def test_ranx_is_a_test_dependency():
+    """CI installs the test extra; without ranx in it, the test above could not run there."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    from pathlib import Path
+
+    extra = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["test"]
+    assert any(req.split(">")[0].split("=")[0].strip() == "ranx" for req in extra), extra
+
+
+def test_ranx_and_numba_stay_out_of_trec_bridge(tmp_path):
+    """ranx imports numba (seconds of JIT set-up): no trec-bridge command may import it, ranx files included."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "trec_bridge" / "examples"
+    ds, run = str(examples / "dataset.json"), str(examples / "run.json")
+    out = str(tmp_path / "r.ranx.json")
+    script = f"""
+import sys
+from trec_bridge.cli.main import main
+assert main(["score", {ds!r}, {run!r}, "P@3 nDCG@3"]) == 0
+assert main(["export", "run", {run!r}, "--to", "ranx-json", "-o", {out!r}]) == 0
+assert main(["import", "ranx-run", {out!r}, "-o", {str(tmp_path / "back.json")!r}, "--dataset-id", "x"]) == 0
+assert main(["score", {ds!r}, {out!r}, "P@3"]) == 0
+assert main(["crosscheck", {ds!r}, {run!r}, "P@3", "--against", "ir_measures"]) == 0
+print(sorted(m for m in ("ranx", "numba") if m in sys.modules))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip().splitlines()[-1] == "[]", p.stdout + p.stderr
 
 
 def test_empty_and_failed_queries_are_reported(tmp_path):

@@ -7,8 +7,12 @@ temporary home too, so nothing is written under ~/.ir_datasets.
 """
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,21 +25,31 @@ import pytest
 from converters.json_dataset import load_dataset
 from trec_bridge.errors import InvalidInput, UsageError
 
+from .conftest import REPO
+
 DL19 = "msmarco-passage/trec-dl-2019/judged"
 QRELS = "qrels/anserini-tools/qrels.dl19-passage.txt"
 TOPICS = "topics/anserini-tools/topics.dl19-passage.txt"
 QRELS_MD5 = "2f4be390198da108f6845c822e5ada14"  # ir_datasets 0.6.3 etc/downloads.json, trec-dl-2019/qrels
 
 
-def cli(*args: str, home: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+def cli(*args: str, home: Path, extra_env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, IR_DATASETS_HOME=str(home), IR_DATASETS_TMP=str(home / "_tmp"))
     env.update(extra_env or {})
     return subprocess.run([sys.executable, "-m", "trec_bridge.cli.main", *args], env=env, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=60)
+                          text=True, stdin=subprocess.DEVNULL, timeout=120, cwd=cwd)
+
+
+OFFICIAL_RUN = "runs/trec-dl-2019-passage-official/input.bm25base_p.gz"  # answers all 200 topics
 
 
 def place_dl19(home: Path, data: Path, *, via_downloads: bool = False) -> None:
-    """The files ir_datasets reads for DL19 passage (research/irds_offline.py, PLACEMENTS)."""
+    """The files ir_datasets reads for DL19 passage (research/irds_offline.py, PLACEMENTS).
+
+    ir_datasets' own queries file holds all 200 DL 2019 topics; the shared data
+    has the texts of the 43 judged ones only, so the other 157 topic IDs are
+    taken from an official run (which answers all 200) with a placeholder text.
+    """
     base = home / "msmarco-passage" / "trec-dl-2019"
     base.mkdir(parents=True)
     if via_downloads:  # ir_datasets copies it into its cache itself, checking the md5
@@ -43,7 +57,15 @@ def place_dl19(home: Path, data: Path, *, via_downloads: bool = False) -> None:
         shutil.copyfile(data / QRELS, home / "downloads" / QRELS_MD5)
     else:
         shutil.copyfile(data / QRELS, base / "qrels")
-    shutil.copyfile(data / TOPICS, base / "queries.tsv")
+    (base / "queries.tsv").write_text(dl19_all_topics(data), encoding="utf-8")
+
+
+def dl19_all_topics(data: Path) -> str:
+    judged = dict(line.split("\t", 1) for line in (data / TOPICS).read_text(encoding="utf-8").splitlines())
+    with gzip.open(data / OFFICIAL_RUN, "rt") as f:
+        topics = list(dict.fromkeys(line.split(None, 1)[0] for line in f))
+    assert len(topics) == 200 and set(judged) <= set(topics)
+    return "".join(f"{q}\t{judged.get(q, '(text not in the shared data)')}\n" for q in topics)
 
 
 # --------------------------------------------------------------------------- real data, real ir_datasets
@@ -78,8 +100,11 @@ def test_dl19_judged_offline(shared_data, tmp_path, via_downloads):
     qrels_file = files["msmarco-passage/trec-dl-2019/qrels"]
     assert qrels_file["sha256"] == hashlib.sha256((shared_data / QRELS).read_bytes()).hexdigest()
     assert qrels_file["md5_matches"] is True and qrels_file["root"] == "IR_DATASETS_HOME"
-    assert files["msmarco-passage/trec-dl-2019/queries.tsv"]["used_for"] == ["queries"]
-    assert meta["counts"] == meta["documented_counts"] == {"queries": 43, "qrels": 9260}
+    assert files["msmarco-passage/trec-dl-2019/queries.tsv"]["used_for"] == ["queries", "unjudged_queries"]
+    assert meta["counts"] == {"queries": 43, "qrels": 9260, "unjudged_queries": 157}
+    assert meta["documented_counts"] == {"queries": 43, "qrels": 9260}
+    assert meta["unjudged_queries_from"] == {"dataset_id": "msmarco-passage/trec-dl-2019", "queries": 200}
+    assert len(ds.unjudged_queries) == 157 and ds.unjudged_queries[:2] == ("11096", "20455")  # parent's order
     assert "warnings" not in meta
     # exported for trec_eval, the judgments are NIST's file byte for byte
     back = tmp_path / "dl19.qrels"
@@ -89,25 +114,169 @@ def test_dl19_judged_offline(shared_data, tmp_path, via_downloads):
     assert back.read_bytes() == (shared_data / QRELS).read_bytes()
 
 
-def test_readme_three_commands_on_real_dl19_files(shared_data, tmp_path):
-    """README: an ir_datasets ID and a TREC run -> a strict report and a TREC export, in three commands."""
+def readme_benchmark_commands() -> list[list[str]]:
+    """The README's "three commands" section, command by command, as written (``# and: X`` is a command too)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## From a public benchmark"):]
+    section = section[:section.index("\n## ")]
+    commands = []
+    for line in section.splitlines():
+        if not line.startswith("    "):
+            continue
+        command, _, comment = line.strip().partition("   # ")
+        commands.append(shlex.split(command))
+        if comment.startswith("and: "):
+            commands.append(["trec-bridge", *shlex.split(comment[len("and: "):])])
+    return commands
+
+
+def table_means(stdout: str) -> dict[str, float]:
+    """The measure table ``score`` prints: measure -> mean."""
+    rows = stdout.split("\n\n")[0].splitlines()[1:]
+    return {row.split()[0]: float(row.split()[1]) for row in rows}
+
+
+def trec_eval_all(binary: str, *args: str) -> dict[str, float]:
+    out = subprocess.run([binary, *args], capture_output=True, text=True, check=True).stdout
+    return {m: float(v) for m, q, v in (line.split() for line in out.splitlines()) if q == "all"}
+
+
+def test_readme_benchmark_commands_as_written_on_an_official_dl19_run(shared_data, tmp_path):
+    """README: an ir_datasets ID and an official TREC DL 2019 run (all 200 topics answered, 43 judged) -> a strict
+    report, NIST's figures under --policy trec_eval (equal to the real trec_eval's) and a TREC export."""
+    from trec_bridge.references.trec_eval import find_binary
+
     home = tmp_path / "irds"
     place_dl19(home, shared_data)
-    dataset, report, export = tmp_path / "dl19.json", tmp_path / "report.json", tmp_path / "run.export.trec"
-    run = shared_data / "runs" / "sigir25-annotation" / "tirex_rankgpt4o_msmarco-passage-trec-dl-2019-judged.run"
-    assert cli("import", "irds", DL19, "-o", str(dataset), home=home).returncode == 0
-    scored = cli("score", str(dataset), str(run), "nDCG@10 RR(rel=2) AP(rel=2)", "--json", str(report), home=home)
-    assert scored.returncode == 0, scored.stderr
-    import json
+    run = shared_data / OFFICIAL_RUN
+    commands = readme_benchmark_commands()
+    assert commands[0] == ["export", "IR_DATASETS_HOME=~/.ir_datasets"]
+    assert [c[:2] for c in commands[1:]] == [["trec-bridge", "import"], ["trec-bridge", "score"], ["trec-bridge", "export"],
+                                             ["trec-bridge", "export"], ["trec-bridge", "score"]]
+    outputs = []
+    for command in commands[1:]:
+        args = [str(run) if a == "run.trec" else a for a in command[1:]]
+        p = cli(*args, home=home, cwd=tmp_path)
+        assert p.returncode == 0, (command, p.stderr)
+        outputs.append(p)
+    imported, strict, _, _, nist_way = outputs
+    assert "157 more queries of 'msmarco-passage/trec-dl-2019' were never judged" in imported.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert len(report["unjudged_queries"]) == 157 and report["totals"]["unjudged"] == 157
+    assert report["query_set"]["size"] == 43 and report["missing_queries"] == []
+    assert "unjudged run queries (157, declared unjudged by the dataset, excluded)" in strict.stdout
 
-    means = json.loads(report.read_text())["means"]
-    assert means["AP(rel=2)"]["eligible"] == 43 and means["nDCG@10"]["value"] is not None
-    exported = cli("export", "run", str(run), "--to", "trec", "-o", str(export), home=home)
-    assert exported.returncode == 0, exported.stderr
+    # NIST's published figures: ndcg_cut_10 of the "trec_eval" summary (-l1), recip_rank and map of "passages-eval" (-l2)
+    nist = {(r["summary"], r["measure"]): float(r["value"])
+            for r in csv.DictReader((run.parent / "nist_summary.tsv").open(), delimiter="\t") if r["run_id"] == "bm25base_p"}
+    shown = table_means(nist_way.stdout)
+    assert shown == {"nDCG@10": nist[("trec_eval", "ndcg_cut_10")], "RR(rel=2)": nist[("passages-eval", "recip_rank")],
+                     "AP(rel=2)": nist[("passages-eval", "map")]} == {"nDCG@10": 0.5058, "RR(rel=2)": 0.7036, "AP(rel=2)": 0.3013}
+    binary = find_binary()
+    if binary is None:
+        pytest.skip("trec_eval binary not installed (trec-bridge tools install-trec-eval)")
+    plain = tmp_path / "input.bm25base_p"
+    plain.write_bytes(gzip.decompress(run.read_bytes()))
+    qrels = tmp_path / "dl19.qrels"  # written by the README's "and: export dataset" command
+    assert qrels.read_bytes() == (shared_data / QRELS).read_bytes()
+    l1 = trec_eval_all(binary, "-m", "ndcg_cut.10", str(qrels), str(plain))
+    l2 = trec_eval_all(binary, "-l2", "-m", "recip_rank", "-m", "map", str(qrels), str(plain))
+    assert shown == {"nDCG@10": l1["ndcg_cut_10"], "RR(rel=2)": l2["recip_rank"], "AP(rel=2)": l2["map"]}
+    # the strict figures beside them: the binary measures agree with trec_eval here (every judged topic answered)
+    means = report["means"]
+    assert round(means["RR(rel=2)"]["value"], 4) == l2["recip_rank"] and round(means["AP(rel=2)"]["value"], 4) == l2["map"]
+    assert means["nDCG@10"]["eligible"] == 43
+    # the TREC export: every tool reads the same rankings
     from converters.trec_run import read_trec_run
 
-    original, back = read_trec_run(run), read_trec_run(export)
+    original, back = read_trec_run(run), read_trec_run(tmp_path / "run.export.trec")
     assert back.frame.select("query_id", "doc_id", "rank").equals(original.frame.select("query_id", "doc_id", "rank"))
+    assert trec_eval_all(binary, "-m", "ndcg_cut.10", str(qrels), str(tmp_path / "run.export.trec")) == l1
+
+
+def doc_transcripts(text: str) -> list[tuple[str, list[str]]]:
+    """``$ command`` lines of an indented block and the output lines quoted under each (trailing blanks dropped)."""
+    out: list[tuple[str, list[str]]] = []
+    current = None
+    for line in text.splitlines():
+        if line.startswith("    $ "):
+            current = (line[6:], [])
+            out.append(current)
+        elif current is not None and (line.startswith("    ") or not line.strip()):
+            current[1].append(line[4:])
+        else:
+            current = None
+    return [(cmd, "\n".join(lines).rstrip("\n").split("\n") if "".join(lines).strip() else []) for cmd, lines in out]
+
+
+def test_workflow_dl2019_sections_1_and_2_replay_as_printed(shared_data, tmp_path):
+    """docs/workflow-dl2019.md, sections 1 and 2: every command, run in order, prints what the page quotes
+    (error codes, messages, tables, exit codes); the page's paths are /tmp/wf and /work/shared/data."""
+    page = (REPO / "docs" / "workflow-dl2019.md").read_text(encoding="utf-8")
+    steps = doc_transcripts(page[page.index("## 1."):page.index("## 3.")])
+    assert len(steps) >= 10 and any("[E_IRDS_FILE_MISSING]" in "\n".join(out) for _, out in steps)
+    wf = tmp_path / "wf"
+    (wf / "empty").mkdir(parents=True)
+    (wf / "msmarco-test2019-queries.tsv.gz").write_bytes(gzip.compress(dl19_all_topics(shared_data).encode()))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "trec-bridge").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m trec_bridge.cli.main "$@"\n')
+    (bin_dir / "trec-bridge").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", SHARED=str(shared_data),
+               RUN=str(shared_data / OFFICIAL_RUN), IR_DATASETS_HOME=str(wf / "irds"), IR_DATASETS_TMP=str(tmp_path / "t"))
+    env.pop("TREC_BRIDGE_PROGRESS", None)
+
+    def local(text: str) -> str:
+        return text.replace("/tmp/wf", str(wf)).replace("/work/shared/data", str(shared_data))
+
+    for command, quoted in steps:
+        p = subprocess.run(["bash", "-c", local(command)], cwd=wf, env=env, capture_output=True, text=True, timeout=120)
+        printed = (p.stdout + p.stderr).rstrip("\n").split("\n") if (p.stdout + p.stderr).strip() else []
+        if quoted and quoted[-1].startswith("exit "):
+            printed.append(f"exit {p.returncode}")
+        else:
+            assert p.returncode == 0, (command, p.stderr)
+        assert printed == [local(line) for line in quoted], command
+    files = json.loads("{" + page[page.index('"files": ['):page.index("]\n```", page.index('"files": ['))] + "]}")["files"]
+    imported = load_dataset(wf / "dl19.json").metadata["ir_datasets"]["files"]
+    assert files == imported
+
+
+FAKE_DL19_QRELS = "19335 Q0 d1 3\n19335 Q0 d2 0\n47923 Q0 d3 1\n"
+FAKE_DL19_QUERIES = "19335\tanthropological definition\n11096\tan unjudged topic\n47923\tbreast cancer\n20455\tanother\n"
+
+
+def test_judged_subset_declares_the_topics_its_parent_leaves_unjudged(tmp_path):
+    """``…/trec-dl-2019/judged`` keeps the judged topics of ``…/trec-dl-2019``; the others become unjudged_queries,
+    so a run answering every topic is scored (its unjudged topics listed) and a query outside both is refused."""
+    home = tmp_path / "irds"
+    base = home / "msmarco-passage" / "trec-dl-2019"
+    base.mkdir(parents=True)
+    (base / "qrels").write_text(FAKE_DL19_QRELS)
+    (base / "queries.tsv").write_text(FAKE_DL19_QUERIES)
+    out = tmp_path / "dl19.json"
+    p = cli("import", "irds", DL19, "-o", str(out), home=home)
+    assert p.returncode == 0, p.stderr
+    ds = load_dataset(out)
+    assert ds.query_ids() == ["19335", "47923"] and ds.unjudged_queries == ("11096", "20455")
+    meta = ds.metadata["ir_datasets"]
+    assert meta["unjudged_queries_from"] == {"dataset_id": "msmarco-passage/trec-dl-2019", "queries": 4}
+    assert meta["counts"]["unjudged_queries"] == 2
+    assert {f["path"]: f["used_for"] for f in meta["files"]}["msmarco-passage/trec-dl-2019/queries.tsv"] == \
+        ["queries", "unjudged_queries"]
+    assert "2 more queries of 'msmarco-passage/trec-dl-2019' were never judged" in p.stderr
+    run = tmp_path / "all-topics.run"
+    run.write_text("".join(f"{q} Q0 d{i} 1 {10 - i} r\n" for i, q in enumerate(["11096", "19335", "20455", "47923"])))
+    scored = cli("score", str(out), str(run), "P@1", home=home)
+    assert scored.returncode == 0, scored.stderr
+    assert "unjudged run queries (2, declared unjudged by the dataset, excluded): 11096, 20455" in scored.stdout
+    run.write_text(run.read_text() + "1037798 Q0 d1 1 1 r\n")  # a DL 2020 topic: another benchmark's run
+    refused = cli("score", str(out), str(run), "P@1", home=home)
+    assert refused.returncode == 1 and "E_RUN_UNKNOWN_QUERY" in refused.stderr and "'1037798'" in refused.stderr
+    # the parent itself has no parent with its judgments: its unjudged topics are queries of its set (null)
+    whole = cli("import", "irds", "msmarco-passage/trec-dl-2019", "-o", str(tmp_path / "all.json"), home=home)
+    assert whole.returncode == 0, whole.stderr
+    assert load_dataset(tmp_path / "all.json").unjudged_queries == ()
 
 
 def test_missing_file_fails_fast_with_the_expected_path(tmp_path):
@@ -218,6 +387,51 @@ def test_local_dataset(irds, tmp_path):
     assert again.qrels.frame.equals(ds.qrels.frame) and again.queries == ds.queries and again.corpus == ds.corpus
     with pytest.raises(UsageError, match="more than the 3 --list-docs lists|more than 3"):
         import_irds(name, list_docs=True, max_docs=3, progress=False)
+
+
+def register_judged_subset(irds, parent: str) -> str:
+    """``parent + "/judged"`` built as ir_datasets builds its own: the parent's queries that have a qrel."""
+    from ir_datasets.datasets.base import Dataset, FilteredQueries
+    from ir_datasets.util import Lazy
+
+    ds = irds.load(parent)
+    judged = Lazy(lambda: {q.query_id for q in ds.qrels_iter()})
+    irds.registry.register(f"{parent}/judged", Dataset(FilteredQueries(ds.queries_handler(), judged), ds))
+    return f"{parent}/judged"
+
+
+def test_unjudged_queries_come_only_from_a_parent_with_the_same_judgments(irds, tmp_path):
+    from converters.irds import import_irds
+
+    for sub in "abc":
+        (tmp_path / sub).mkdir()
+    parent = register(irds, tmp_path / "a", QRELS_TEXT, QUERIES_TEXT + "q4\tanother unjudged query\n")
+    ds = import_irds(register_judged_subset(irds, parent), progress=False)
+    assert ds.query_ids() == ["q1", "q2"] and ds.unjudged_queries == ("q3", "q4")
+    assert ds.metadata["ir_datasets"]["unjudged_queries_from"] == {"dataset_id": parent, "queries": 4}
+
+    # a subset with judgments of its own (dev/small under dev): the parent's other queries are not unjudged
+    other = register(irds, tmp_path / "b", QRELS_TEXT, QUERIES_TEXT)
+    (tmp_path / "b" / "small").mkdir()
+    small = register(irds, tmp_path / "b" / "small", "q1 0 d1 1\n", "q1\tcapital of france\n")
+    irds.registry.register(f"{other}/small", irds.load(small))
+    ds = import_irds(f"{other}/small", progress=False)
+    assert ds.unjudged_queries == () and "unjudged_queries_from" not in ds.metadata["ir_datasets"]
+
+    # the parent's queries cannot be read: imported without them, and a warning says what that means
+    gone = register(irds, tmp_path / "c", QRELS_TEXT, QUERIES_TEXT)
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    (tmp_path / "c" / "judged.tsv").write_text("q1\tcapital of france\nq2\twho wrote hamlet\n")
+    irds.registry.register(f"{gone}/judged", Dataset(TsvQueries(LocalDownload(tmp_path / "c" / "judged.tsv")),
+                                                     irds.load(gone)))
+    (tmp_path / "c" / "queries_tsv").unlink()
+    ds = import_irds(f"{gone}/judged", progress=False)
+    assert ds.query_ids() == ["q1", "q2"] and ds.unjudged_queries == ()
+    assert any(f"the queries of {gone!r} (the parent with the same judgments) could not be read" in w
+               and "a run answering its other queries is refused" in w for w in ds.metadata["ir_datasets"]["warnings"])
 
 
 def test_no_progress_line_off_a_terminal(irds, tmp_path, capsys, monkeypatch):

@@ -118,6 +118,13 @@ def _set(path, value):
     return mutate
 
 
+def _seq(*mutations):
+    def apply(doc):
+        for m in mutations:
+            m(doc)
+    return apply
+
+
 def _del(path):
     def mutate(doc):
         node = doc
@@ -183,6 +190,16 @@ REJECTIONS = [
     ("no-answer with relevant", _set(("queries", 1, "answerable"), False), "E_DATASET_ANSWERABLE", "$.queries[1].answerable", "'d3'"),
     ("answerable without relevant", _set(("queries", 4, "answerable"), True), "E_DATASET_ANSWERABLE", "$.queries[4].answerable", "'q5'"),
     ("exhaustive open corpus", _set(("corpus",), {"kind": "open"}), "E_DATASET_NOT_EXHAUSTIVE", "$.completeness", "open"),
+    # unjudged_queries: IDs outside the query set, once each, with no judgment
+    ("unjudged also a query", _set(("unjudged_queries",), ["q9", "q3"]), "E_DATASET_DUPLICATE_QUERY", "$.unjudged_queries[1]",
+     "'q3' is listed as a query and as unjudged"),
+    ("unjudged twice", _set(("unjudged_queries",), ["q9", "q8", "q9"]), "E_DATASET_DUPLICATE_QUERY", "$.unjudged_queries[2]",
+     "twice as unjudged"),
+    ("unjudged judged", _seq(_set(("unjudged_queries",), ["q9"]), _set(("judgments", "q9"), {"d1": 0})),
+     "E_DATASET_UNKNOWN_QUERY", "$.judgments.q9", "declares unjudged"),
+    ("unjudged id space", _set(("unjudged_queries",), ["q 9"]), "E_JSON_SCHEMA", "$.unjudged_queries[0]", "whitespace"),
+    ("unjudged int", _set(("unjudged_queries",), [9]), "E_JSON_SCHEMA", "$.unjudged_queries[0]", "integer 9"),
+    ("unjudged not a list", _set(("unjudged_queries",), "q9"), "E_JSON_SCHEMA", "$.unjudged_queries", "array"),
 ]
 
 
@@ -257,7 +274,9 @@ def test_dump_load_dump_is_byte_identical(tmp_path):
     doc["metadata"] = {"z": 1, "a": {"y": 2, "b": [3]}}
     doc["chunk_map"] = {"d3a": "d3"}
     doc["trec_iterations"] = {"q1": {"d2": "Q0"}}
+    doc["unjudged_queries"] = ["q9", "q10"]
     ds = load_dataset(write(tmp_path, doc))
+    assert ds.unjudged_queries == ("q9", "q10")
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     dump_dataset(ds, one)
     again = load_dataset(one)
@@ -268,6 +287,7 @@ def test_dump_load_dump_is_byte_identical(tmp_path):
     assert text.endswith("}\n") and '"q2": {"d1": 0, "d2": 0, "d3": 1, "d4": 1, "d5": 0, "d6": 0}' in text
     assert list(json.loads(text)["metadata"]) == ["a", "z"]
     assert json.loads(text)["trec_iterations"] == {"q1": {"d2": "Q0"}}
+    assert '\n  "unjudged_queries": ["q9", "q10"],\n  "judgments": ' in text  # one line, after the queries
     assert sorted(os.listdir(tmp_path)) == ["ds.json", "one.json", "two.json"]  # no temporary left
 
 
@@ -353,6 +373,7 @@ def datasets(draw) -> Dataset:
     listed = draw(st.booleans())
     texts = draw(st.booleans()) and listed
     chunks = draw(st.dictionaries(ids, st.sampled_from(docs), max_size=3))
+    unjudged = draw(st.lists(ids.filter(lambda q: q not in qids), unique=True, max_size=3))
     return Dataset(
         queries=tuple(queries),
         qrels=Qrels(pl.DataFrame(rows, schema=QRELS_SCHEMA, orient="row")),
@@ -367,6 +388,7 @@ def datasets(draw) -> Dataset:
         official_measures=tuple(draw(st.lists(st.sampled_from(["nDCG@10", "R@5", "RR@20"]), unique=True, max_size=2))),
         metadata=draw(st.dictionaries(st.text(max_size=3), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=3), max_size=3)),
         trec_iteration=draw(st.sampled_from(["0", "Q0"])),
+        unjudged_queries=tuple(unjudged),
     )
 
 

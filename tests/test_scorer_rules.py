@@ -73,6 +73,41 @@ def test_query_outside_the_set_is_rejected_in_strict_and_ignored_by_trec_eval():
     assert "q999" not in [q.query_id for q in result.queries]
 
 
+def test_queries_the_dataset_declares_unjudged_are_listed_and_excluded_not_rejected():
+    """Policy §1: as with TREC qrels, a run query the benchmark never judged is unjudged, not an error."""
+    dataset = make_dataset(S1, unjudged_queries=("q7", "q8"))
+    run = make_run({"q2": ["d3"], "q3": ["d5"], "q4": [], "q5": [], "q8": ["d1"], "q7": []}, failures={})
+    result = score(dataset, run, parse_measures("R@2"))
+    assert result.unjudged_queries == ["q8", "q7"]  # in run order, as for TREC qrels
+    assert [q.query_id for q in result.queries] == ["q2", "q3", "q4", "q5"]
+    assert result.means["R@2"].exact == Fraction(1, 2) and result.means["R@2"].eligible == 3  # (1/2 + 1 + 0) / 3
+    assert result.complete
+    # trec_eval ignores run-only queries anyway
+    te = score(dataset, run, parse_measures("R@2"), get_policy("trec_eval"))
+    assert [q.query_id for q in te.queries] == ["q2", "q3"]
+
+
+def test_a_query_outside_both_the_query_set_and_the_declared_unjudged_is_still_rejected():
+    dataset = make_dataset(S1, unjudged_queries=("q7",))
+    run = make_run({"q2": ["d3"], "q3": [], "q4": [], "q5": [], "q7": ["d1"], "q999": ["d1"], "q998": []})
+    with pytest.raises(InvalidInput) as err:
+        score(dataset, run, parse_measures("R@2"))
+    assert err.value.code == "E_RUN_UNKNOWN_QUERY" and err.value.where.query == "q999"
+    assert "nor declared unjudged by the dataset; 2 such queries" in err.value.message
+
+
+def test_a_query_of_another_split_is_rejected_even_when_the_dataset_declares_unjudged_queries():
+    dataset = Dataset(**{**make_dataset(S1, unjudged_queries=("q7",)).__dict__,
+                         "queries": (Query("q2", split="test"), Query("q3", split="test"), Query("q4", split="dev"),
+                                     Query("q5", split="test"))})
+    run = make_run({"q2": ["d3"], "q3": [], "q5": [], "q7": [], "q4": ["d6"]})
+    with pytest.raises(InvalidInput) as err:
+        score(dataset, run, parse_measures("R@2"), split="test")
+    assert err.value.code == "E_RUN_UNKNOWN_QUERY" and err.value.where.query == "q4"
+    result = score(dataset, make_run({"q2": ["d3"], "q7": []}), parse_measures("R@2"), split="test")
+    assert result.unjudged_queries == ["q7"] and result.missing == ["q3", "q5"]
+
+
 def test_no_relevant_query_is_null_in_strict_and_zero_in_trec_eval_c():
     run = make_run({"q2": ["d3", "d4"], "q3": ["d5"], "q4": ["d6"], "q5": ["d1"]})
     strict = score(make_dataset(S1), run, parse_measures("AP"))

@@ -53,7 +53,7 @@ AXES: tuple[Axis, ...] = (
          "rejected",
          {"last_wins": "the last line silently wins"}),
     Axis("run_only_queries", "run queries outside the query set",
-         "rejected (or listed as unjudged when the query set comes from TREC qrels)",
+         "rejected (or listed as unjudged when the query set comes from TREC qrels, or the dataset declares them unjudged)",
          {"ignore": "silently ignored"}),
     Axis("unknown_docs", "documents outside a listed corpus",
          "rejected",

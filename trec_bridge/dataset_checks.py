@@ -23,7 +23,7 @@ from .model import Dataset
 
 # A place in the dataset, independent of file syntax; a loader maps it to its
 # own notation (the JSON loader to a JSON path):
-#   ("query", i[, field]) ("judgment", q, d) ("query_judgments", q) ("judgments",)
+#   ("query", i[, field]) ("unjudged_query", i) ("judgment", q, d) ("query_judgments", q) ("judgments",)
 #   ("threshold",) ("grade_definition", g) ("chunk", c) ("completeness",)
 Where = tuple
 Locate = Callable[[Where], "str | None"]
@@ -47,6 +47,19 @@ def _duplicate_queries(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
     for i, q in enumerate(ids):
         if q in seen:
             fail("E_DATASET_DUPLICATE_QUERY", f"query {q!r} is listed twice", ("query", i), query=q)
+        seen.add(q)
+
+
+def _unjudged_queries(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
+    """A query declared unjudged is in no query set: not one of the queries, and listed once."""
+    if not ds.unjudged_queries:
+        return
+    queries = set(ds.query_ids())
+    seen = set(queries)
+    for i, q in enumerate(ds.unjudged_queries):
+        if q in seen:
+            where = "as a query and as unjudged" if q in queries else "twice as unjudged"
+            fail("E_DATASET_DUPLICATE_QUERY", f"query {q!r} is listed {where}", ("unjudged_query", i), query=q)
         seen.add(q)
 
 
@@ -93,7 +106,8 @@ def _unknown_queries(ds: Dataset, frame: pl.DataFrame, fail) -> None:
     bad = frame.filter(~pl.col("query_id").is_in(ds.query_ids()))
     if bad.height:
         q = bad.item(0, "query_id")
-        fail("E_DATASET_UNKNOWN_QUERY", f"judgments for query {q!r}, which the dataset's queries do not list", ("query_judgments", q), query=q)
+        why = "the dataset declares unjudged" if q in ds.unjudged_queries else "the dataset's queries do not list"
+        fail("E_DATASET_UNKNOWN_QUERY", f"judgments for query {q!r}, which {why}", ("query_judgments", q), query=q)
 
 
 def _unknown_docs(ds: Dataset, frame: pl.DataFrame, fail) -> None:
@@ -179,6 +193,7 @@ def _answerable(ds: Dataset, frame: pl.DataFrame, fail) -> None:
 
 _RULES = (
     _duplicate_queries,
+    _unjudged_queries,
     _threshold,
     _grade_definitions,
     _grades_in_scale,

@@ -165,6 +165,10 @@ class Dataset:
     trec_iteration: str = "0"  # default qrels iteration column when written as TREC
     split: str | None = None  # the split selected by select_split, if any
     source: str | None = None
+    # Queries of the benchmark that were never judged (e.g. the topics a ``/judged`` subset leaves
+    # out): outside the query set, but a run that answers them is not from another split; the
+    # scorer lists them as unjudged and excludes them, as for a TREC qrels file (policy §1).
+    unjudged_queries: tuple[str, ...] = ()
 
     def query_ids(self) -> list[str]:
         return [q.query_id for q in self.queries]

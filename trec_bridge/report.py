@@ -117,7 +117,8 @@ def render_table(result: ScoreResult, per_query: bool = False) -> str:
     if t.by_status("empty"):
         lines.append(f"empty rankings ({len(t.by_status('empty'))}, scored 0): {_ids(t.by_status('empty'))}")
     if t.unjudged_queries:
-        lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, not in the qrels, excluded): "
+        why = "not in the qrels" if t.query_source == "qrels" else "declared unjudged by the dataset"
+        lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, {why}, excluded): "
                      f"{_ids(t.unjudged_queries)}")
     lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
     if per_query:

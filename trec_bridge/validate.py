@@ -53,12 +53,13 @@ class RunChecks:
     def finish(self) -> list[str]:
         unjudged: list[str] = []
         if self.outside and self.policy.run_only_queries == "reject":
-            if self.dataset.query_source == "qrels":
-                unjudged = self.outside  # policy §1 exception: TREC qrels alone define the query set
-            else:
+            unknown = _unknown_queries(self.outside, self.dataset)
+            if unknown:
+                declared = " nor declared unjudged by the dataset" if self.dataset.unjudged_queries else ""
                 raise InvalidInput("E_RUN_UNKNOWN_QUERY",
-                                   f"query is not in the selected query set ({_set_name(self.dataset)}); "
-                                   f"{len(self.outside)} such queries", file=self.source, query=self.outside[0])
+                                   f"query is not in the selected query set ({_set_name(self.dataset)}){declared}; "
+                                   f"{len(unknown)} such queries", file=self.source, query=unknown[0])
+            unjudged = self.outside
         if self.unknown_doc is not None:
             first = self.unknown_doc
             raise InvalidInput("E_RUN_UNKNOWN_DOC", f"document at rank {first['rank']} is not in the corpus",
@@ -73,6 +74,19 @@ def keep_last_repeat(run: Run) -> Run:
     frame = (run.frame.unique(subset=["query_id", "doc_id"], keep="last", maintain_order=True)
              .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id").cast(pl.Int64)))
     return Run(**{**run.__dict__, "frame": frame, "unique_checked": True})
+
+
+def _unknown_queries(outside: list[str], dataset: Dataset) -> list[str]:
+    """Run queries outside the query set that are not *unjudged* either (policy §1).
+
+    Unjudged: every such query when TREC qrels alone define the query set;
+    otherwise the queries the dataset declares unjudged (``unjudged_queries``,
+    e.g. the topics an ir_datasets ``/judged`` subset leaves out).
+    """
+    if dataset.query_source == "qrels":
+        return []
+    declared = set(dataset.unjudged_queries)
+    return [q for q in outside if q not in declared]
 
 
 def _set_name(dataset: Dataset) -> str:

@@ -6,6 +6,13 @@ import sys
 
 from ..errors import UsageError
 
+# How to read an ir-measures-tsv file in Python so that ir_measures takes it: IDs stay text ("007" is not 7,
+# "NA" is not missing), scores are floats and grades integers (ir_measures refuses text there).  Printed in
+# the help as is; tests/test_export.py runs these lines from the help text and scores what they read.
+RUN_TSV_RECIPE = 'run = pandas.read_csv(OUT, sep="\\t", dtype={"query_id": str, "doc_id": str, "score": float}, keep_default_na=False)'
+QRELS_TSV_RECIPE = ('qrels = pandas.read_csv(OUT, sep="\\t", dtype={"query_id": str, "doc_id": str, "relevance": int, '
+                    '"iteration": str}, keep_default_na=False)')
+
 RUN_HELP = """Write a run (trec-bridge JSON, TREC run, or ranx JSON) for another tool.
 
 targets:
@@ -13,8 +20,10 @@ targets:
                    (kind="trec"), with the sidecar OUT.manifest.json (empty/failed queries, IDs,
                    original scores) unless --no-sidecar
   ranx-json        ranx's {"query": {"doc": score}} (ranx.Run.from_file(OUT, kind="json"))
-  ir-measures-tsv  tab-separated with header query_id, doc_id, score: ir_measures' column names,
-                   read with pandas.read_csv(OUT, sep="\\t", dtype=str, keep_default_na=False)
+  ir-measures-tsv  tab-separated with header query_id, doc_id, score: ir_measures' column names;
+                   in Python (import pandas), read it for ir_measures.calc_aggregate(measures, qrels, run)
+                   with
+                     {run_recipe}
 
 Every target gets the scores the TREC writer chooses: the run's own when they
 are strictly decreasing even as 32-bit floats, else n, n-1, ..., 1 for that
@@ -31,7 +40,9 @@ DATASET_HELP = """Write a dataset's judgments (trec-bridge JSON dataset, TREC qr
 targets:
   trec-qrels       'qid iteration doc grade' for trec_eval, pytrec_eval, ir_measures, ranx
   ranx-json        ranx's {"query": {"doc": grade}}
-  ir-measures-tsv  tab-separated with header query_id, doc_id, relevance, iteration
+  ir-measures-tsv  tab-separated with header query_id, doc_id, relevance, iteration; in Python
+                   (import pandas), read it for ir_measures.calc_aggregate(measures, qrels, run) with
+                     {qrels_recipe}
 
 Queries without judgments, the grade scale and the relevance threshold have
 no place in these files: stderr says what to pass instead (e.g. trec_eval -l2).
@@ -53,7 +64,7 @@ def add_parser(sub) -> None:
     kinds = parser.add_subparsers(dest="export_kind", metavar="KIND")
     kinds.required = True
 
-    r = kinds.add_parser("run", help="export a run", description=RUN_HELP,
+    r = kinds.add_parser("run", help="export a run", description=RUN_HELP.replace("{run_recipe}", RUN_TSV_RECIPE),
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("input", metavar="RUN", help="JSON run, TREC run or ranx JSON run (plain or .gz)")
     r.add_argument("--to", required=True, choices=RUN_TARGETS, help="target format")
@@ -63,7 +74,8 @@ def add_parser(sub) -> None:
     r.add_argument("--no-sidecar", action="store_true", help="--to trec: do not write OUT.manifest.json")
     r.set_defaults(handler=_run)
 
-    d = kinds.add_parser("dataset", help="export a dataset's judgments", description=DATASET_HELP,
+    d = kinds.add_parser("dataset", help="export a dataset's judgments",
+                         description=DATASET_HELP.replace("{qrels_recipe}", QRELS_TSV_RECIPE),
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("input", metavar="DATASET", help="JSON dataset, TREC qrels or ranx JSON qrels (plain or .gz)")
     d.add_argument("--to", required=True, choices=DATASET_TARGETS, help="target format")

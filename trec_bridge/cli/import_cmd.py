@@ -19,6 +19,9 @@ the grade definitions), threshold 1 (or --rel), the official measures ir_dataset
 documents, an open corpus (--list-docs lists the document IDs of a small
 corpus), pooled completeness, and in its metadata the SHA-256 of every file
 ir_datasets read (with an md5 check where ir_datasets knows the expected md5).
+A subset such as .../judged also gets, as unjudged_queries, the queries of its
+parent with the same judgments that nobody judged (the 157 unjudged DL 2019
+topics): a run answering them has them listed as unjudged, not refused.
 
 examples:
   trec-bridge import irds msmarco-passage/trec-dl-2019/judged -o dl19.json
@@ -108,6 +111,10 @@ def _irds(args) -> int:
     if unjudged:
         _note(f"{unjudged} queries have no judgment: the strict scorer keeps them in the query set and scores them "
               "null (no relevant document)")
+    if dataset.unjudged_queries:
+        parent = meta.get("unjudged_queries_from", {}).get("dataset_id")
+        _note(f"{len(dataset.unjudged_queries)} more queries of {parent!r} were never judged: declared unjudged (a run "
+              "that answers them has them listed as unjudged and excluded, as with TREC qrels)")
     dropped = [f for f in meta.get("query_fields", []) if f not in ("query_id", meta.get("query_text_field"))]
     if dropped:
         _note(f"query fields not kept (the dataset format has one text per query): {', '.join(dropped)}")
