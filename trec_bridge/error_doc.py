@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if current != text:
-        from .files import atomic_write
+        from .outputs import atomic_write
 
         atomic_write(out, text)
         sys.stderr.write(f"wrote {out}\n")
