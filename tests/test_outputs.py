@@ -117,15 +117,34 @@ def test_a_fifo_a_directory_and_a_read_only_file_are_never_replaced(work, name):
     assert temporaries(work) == []
 
 
-@pytest.mark.parametrize("device", ["/dev/null", "/dev/full"])
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/full", "/dev/stdout", "/dev/stderr"])
 @pytest.mark.parametrize("name", ["score --json", "convert run", "export dataset", "docs divergences"])
-def test_a_device_is_never_replaced(work, name, device):
-    before = os.stat(device)
+def test_a_device_or_a_stream_is_never_replaced(work, name, device):
+    before = os.lstat(device)
     code, _, err = run_cli(*_argv(work, name, device))
     _refused(code, err, "E_OUTPUT")
-    assert "device" in err
-    after = os.stat(device)
-    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and after.st_ino == before.st_ino
+    assert "device" in err or "standard stream" in err
+    after = os.lstat(device)
+    assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_link_to_a_device_is_never_followed_into_a_replacement(work):
+    link = work / "null.json"
+    link.symlink_to("/dev/null")
+    code, _, err = run_cli(*_argv(work, "score --json", str(link)))
+    _refused(code, err, "E_OUTPUT")
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_concurrent_writers_leave_one_complete_report(work):
+    out = work / "shared.json"
+    procs = [subprocess.Popen([sys.executable, "-m", "trec_bridge.cli.main", "score", str(work / "qrels.txt"),
+                               str(work / "run.txt"), "P@1", "--json", str(out)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env=ENV) for _ in range(4)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+        p.stderr.close()
+    assert json.loads(out.read_text())["means"] and temporaries(work) == []
 
 
 @pytest.mark.parametrize("name", OWN_INPUT)

@@ -40,6 +40,7 @@ from .errors import TrecBridgeError, UsageError
 Content = bytes | str | Callable[[IO[bytes]], None]
 SIDECAR_SUFFIX = ".manifest.json"  # converters.sidecar.SUFFIX: an input's sidecar is an input too
 _MAX_PREFIX = 200  # temporary names stay under the 255-byte limit of a file name
+_STREAMS = ("/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/")  # never a file to replace
 
 
 @dataclass
@@ -117,15 +118,21 @@ class Outputs:
             raise _error("the output file name is empty", "''")
         if name.endswith(("/", os.sep, "/.", "/..")) or name in (".", ".."):
             raise _error("names a folder (ends with '/'); give a file name", name)
+        if os.path.abspath(name).startswith(_STREAMS):
+            raise _error("names a standard stream or an open file descriptor, not a file; give a file name", name)
         try:
             target = Path(os.path.realpath(name))
             try:
-                info = os.stat(target)
+                info = os.stat(name)  # what the name leads to, links followed (/dev/stdout -> a pipe)
             except FileNotFoundError:
                 info = None
                 folder = os.stat(target.parent)
                 if not stat.S_ISDIR(folder.st_mode):
                     raise _error(f"{str(target.parent)!r} is not a folder", name)
+            else:
+                same = os.stat(target)
+                if (same.st_dev, same.st_ino) != (info.st_dev, info.st_ino):
+                    raise _error("is a link that does not lead to a file name; give a file name", name)
         except FileNotFoundError:
             raise _error(f"folder {str(Path(name).parent)!r} does not exist", name) from None
         except NotADirectoryError:
