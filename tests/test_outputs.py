@@ -426,8 +426,11 @@ def test_a_signal_mid_write_removes_the_temporary_file(work, sig, exit_code, wor
     assert out.read_text() == "old" and temporaries(work) == []
 
 
-def test_ctrl_c_during_start_up_is_one_line(work):
-    """SIGINT while the command is still importing (seen through -X importtime): exit 130, no traceback."""
+@pytest.mark.parametrize("sig, exit_code, word", [(signal.SIGINT, 130, "interrupted"),
+                                                   (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_start_up_is_one_line(work, sig, exit_code, word):
+    """Ctrl-C / SIGTERM while the command is still importing (seen through -X importtime): exit 130 / 143,
+    one line, no traceback (before: a KeyboardInterrupt traceback from inside an import, or -15)."""
     for after in ("trec_bridge.cli", "trec_bridge.errors", "polars"):
         p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "trec_bridge.cli.main", "score",
                               str(work / "qrels.txt"), str(work / "run.txt"), "P@1"], stdout=subprocess.DEVNULL,
@@ -438,7 +441,7 @@ def test_ctrl_c_during_start_up_is_one_line(work):
             for line in p.stderr:
                 lines.append(line)
                 if line.rstrip().endswith(f"| {after}") or line.rstrip().endswith(f"|   {after}"):
-                    os.kill(p.pid, signal.SIGINT)
+                    os.kill(p.pid, sig)
                     break
             lines += p.stderr.read().splitlines(keepends=True)
             p.wait(timeout=60)
@@ -446,8 +449,8 @@ def test_ctrl_c_during_start_up_is_one_line(work):
             if p.poll() is None:
                 p.kill()
         said = [ln for ln in lines if not ln.startswith("import time:")]
-        assert p.returncode == 130, (after, said)
-        assert len(said) == 1 and "interrupted" in said[0] and "Traceback" not in "".join(said), (after, said)
+        assert p.returncode == exit_code, (after, said)
+        assert len(said) == 1 and word in said[0] and "Traceback" not in "".join(said), (after, said)
 
 
 def test_library_writes_outside_a_command_are_sets_too(tmp_path):

@@ -83,9 +83,9 @@ def install_signal_handlers() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..outputs import session
-
     try:
+        from ..outputs import session
+
         parser = build_parser()
         args = parser.parse_args(argv)
         declare = getattr(args, "io", None)
@@ -99,10 +99,15 @@ def main(argv: list[str] | None = None) -> int:
                          "this process may use (raise the limit or use a machine with more memory)\n")
         return EXIT_INVALID
     except KeyboardInterrupt as exc:
-        terminated = isinstance(exc, Terminated)
-        sys.stderr.write(f"trec-bridge: {'terminated (SIGTERM)' if terminated else 'interrupted'}; "
-                         "no output was written\n")
-        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        return _interrupted(exc)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """One line and 130 (Ctrl-C) or 143 (SIGTERM); the outputs' temporary files are already removed."""
+    terminated = isinstance(exc, Terminated)
+    sys.stderr.write(f"trec-bridge: {'terminated (SIGTERM)' if terminated else 'interrupted'}; "
+                     "no output was written\n")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def entry() -> None:
@@ -120,9 +125,10 @@ def entry() -> None:
     try:
         install_signal_handlers()
         code = main()
-    except KeyboardInterrupt:  # between the start-up guard and main's own handler
-        code = EXIT_INTERRUPTED
-        sys.stderr.write("trec-bridge: interrupted; no output was written\n")
+    except KeyboardInterrupt as exc:  # between the start-up guard and main's own handler
+        code = _interrupted(exc)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # done: a late signal must not turn into a traceback now
+        signal.signal(signum, signal.SIG_IGN)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
