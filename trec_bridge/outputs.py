@@ -66,6 +66,48 @@ def _umask() -> int:
     return mask
 
 
+def _resolve(name: str) -> tuple[Path, os.stat_result | None]:
+    """The file a name leads to (links followed: written through) and its status, None when it is new."""
+    if not name:
+        raise _error("the output file name is empty", "''")
+    if name.endswith(("/", os.sep, "/.", "/..")) or name in (".", ".."):
+        raise _error("names a folder (ends with '/'); give a file name", name)
+    if os.path.abspath(name).startswith(_STREAMS):
+        raise _error("names a standard stream or an open file descriptor, not a file; give a file name", name)
+    try:
+        target = Path(os.path.realpath(name))
+        try:
+            info = os.stat(name)  # what the name leads to, links followed (/dev/stdout -> a pipe)
+        except FileNotFoundError:
+            if not stat.S_ISDIR(os.stat(target.parent).st_mode):
+                raise _error(f"{str(target.parent)!r} is not a folder", name) from None
+            return target, None
+        same = os.stat(target)
+        if (same.st_dev, same.st_ino) != (info.st_dev, info.st_ino):
+            raise _error("is a link that does not lead to a file name; give a file name", name)
+        return target, info
+    except FileNotFoundError:
+        raise _error(f"folder {str(Path(name).parent)!r} does not exist", name) from None
+    except NotADirectoryError:
+        raise _error("a part of the path is a file, not a folder", name) from None
+    except OSError as exc:
+        raise _error(f"cannot write: {_reason(exc)}", name) from None
+
+
+def _refuse_kind(name: str, target: Path, info: os.stat_result) -> None:
+    """Only an existing regular file that may be written is replaced."""
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        raise _error("output path is a directory", name)
+    if not stat.S_ISREG(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise _error(f"the output exists and is {kind}, not a regular file; trec-bridge only replaces regular "
+                     "files", name)
+    if not mode & 0o222 or not os.access(target, os.W_OK):  # root may write anything: the mode says read-only
+        raise _error("the output exists and is read-only; make it writable or choose another name", name)
+
+
 @dataclass
 class _Op:
     target: Path  # resolved (a symlink's destination)
@@ -114,50 +156,13 @@ class Outputs:
     def check(self, path) -> Path:
         """The file to replace for output ``path`` (a symlink's destination); raise if it may not be written."""
         name = os.fspath(path)
-        if not name:
-            raise _error("the output file name is empty", "''")
-        if name.endswith(("/", os.sep, "/.", "/..")) or name in (".", ".."):
-            raise _error("names a folder (ends with '/'); give a file name", name)
-        if os.path.abspath(name).startswith(_STREAMS):
-            raise _error("names a standard stream or an open file descriptor, not a file; give a file name", name)
-        try:
-            target = Path(os.path.realpath(name))
-            try:
-                info = os.stat(name)  # what the name leads to, links followed (/dev/stdout -> a pipe)
-            except FileNotFoundError:
-                info = None
-                folder = os.stat(target.parent)
-                if not stat.S_ISDIR(folder.st_mode):
-                    raise _error(f"{str(target.parent)!r} is not a folder", name)
-            else:
-                same = os.stat(target)
-                if (same.st_dev, same.st_ino) != (info.st_dev, info.st_ino):
-                    raise _error("is a link that does not lead to a file name; give a file name", name)
-        except FileNotFoundError:
-            raise _error(f"folder {str(Path(name).parent)!r} does not exist", name) from None
-        except NotADirectoryError:
-            raise _error(f"a part of the path is a file, not a folder", name) from None
-        except OSError as exc:
-            raise _error(f"cannot write: {_reason(exc)}", name) from None
-        if info is not None:
-            if stat.S_ISDIR(info.st_mode):
-                raise _error("output path is a directory", name)
-            if not stat.S_ISREG(info.st_mode):
-                kind = "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else \
-                    "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else \
-                    "not a regular file"
-                raise _error(f"the output exists and is {kind}, not a regular file; trec-bridge only replaces "
-                             "regular files", name)
-            if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
-                raise _error("the output exists and is read-only; make it writable or choose another name", name)
-            for shown, (real, ident) in self._inputs.items():
-                if (info.st_dev, info.st_ino) == ident:
-                    raise TrecBridgeError("E_OUTPUT_IS_INPUT", f"this output is the input {shown}: writing it "
-                                          "would destroy the input; choose another output name", file=name)
-        for shown, (real, _) in self._inputs.items():
-            if str(target) == real:
+        target, info = _resolve(name)
+        for shown, (real, ident) in self._inputs.items():
+            if str(target) == real or (info is not None and (info.st_dev, info.st_ino) == ident):
                 raise TrecBridgeError("E_OUTPUT_IS_INPUT", f"this output is the input {shown}: writing it would "
                                       "destroy the input; choose another output name", file=name)
+        if info is not None:
+            _refuse_kind(name, target, info)
         if not os.access(target.parent, os.W_OK | os.X_OK):
             raise _error(f"cannot write in folder {str(target.parent)!r}: permission denied", name)
         return target
