@@ -127,7 +127,8 @@ SCRATCH_WRITERS = {
 WRITE_CALL = re.compile(r"""open\([^)]*["'][wax]b?\+?["']|\.write_(?:text|bytes)\(|\.savefig\(\s*(?!buf)|"""
                         r"""\.write_(?:csv|json|parquet|ndjson|ipc)\(\s*(?!buf)[a-z_]|"""
                         # whatever else creates, replaces or deletes a file or folder
-                        r"""\.mkdir\(|os\.makedirs\(|os\.(?:replace|rename|link|symlink)\(|shutil\.(?:copy|copy2|copyfile|copytree|move)\(|"""
+                        r"""\.mkdir\(|os\.makedirs\(|os\.(?:replace|rename|link|symlink)\(|"""
+                        r"""shutil\.(?:copy|copy2|copyfile|copytree|move)\(|"""
                         r"""\.unlink\(|\.rmdir\(|\.touch\(|os\.mkfifo\(""")
 
 
