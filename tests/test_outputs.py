@@ -476,3 +476,28 @@ def test_reading_a_mismatched_sidecar_from_the_api(tmp_path):
     with pytest.raises(InvalidInput) as exc:
         read_trec_run(out)
     assert exc.value.code == "E_SIDECAR_MISMATCH"
+
+
+def test_without_hard_links_the_old_pair_is_still_put_back(work, monkeypatch):
+    """Where hard links are not supported, the backup is a copy: an interrupted set still restores the old pair."""
+    out, side, old, old_side = _trec_pair(work)
+
+    def no_links(src, dst):
+        raise OSError(1, "Operation not permitted")
+
+    real_replace, renamed = os.replace, []
+
+    def replace(src, dst):
+        renamed.append(Path(dst).name)
+        if len(renamed) == 2:
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(outputs.os, "link", no_links)
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    code, _, err = run_cli("convert", "run", _other_run(work), out)
+    monkeypatch.undo()
+    _refused(code, err, "E_OUTPUT")
+    assert "Input/output error" in err and str(out) in err
+    assert out.read_bytes() == old and side.read_bytes() == old_side
+    assert temporaries(work) == []

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import stat
 import tempfile
 from contextlib import contextmanager
@@ -242,36 +243,36 @@ class Outputs:
     def commit(self) -> None:
         """Rename every staged file into place, in order; on any failure put back what was replaced."""
         ops, self._ops = self._ops, []
-        done: list[tuple[_Op, Path | None, bool]] = []  # op, backup of the old target, applied
+        done: list[tuple[_Op, Path | None]] = []  # applied, with the backup of the file it replaced (None: new)
+        backups: list[Path] = []
         try:
             for op in ops:
                 backup = _backup(op.target) if len(ops) > 1 else None
-                done.append((op, backup, False))
+                if backup is not None:
+                    backups.append(backup)
                 if op.tmp is None:
                     _unlink(op.target)
                 else:
                     os.replace(op.tmp, op.target)
-                done[-1] = (op, backup, True)
+                done.append((op, backup))
         except BaseException as exc:
-            for op, backup, applied in reversed(done):
-                if applied:
-                    try:
-                        if backup is not None:
-                            os.replace(backup, op.target)
-                        elif op.tmp is not None:
-                            os.unlink(op.target)
-                    except OSError:
-                        pass
+            for op, backup in reversed(done):
+                try:
+                    if backup is not None:
+                        os.replace(backup, op.target)
+                    elif op.tmp is not None:
+                        os.unlink(op.target)  # it did not exist before
+                except OSError:
+                    pass
             self._ops = ops
             self.abort()
             if isinstance(exc, OSError):
-                failed = done[-1][0].shown if done else ops[0].shown
+                failed = ops[len(done)].shown if len(done) < len(ops) else ops[-1].shown
                 raise _error(f"cannot write: {_reason(exc)}", failed) from None
             raise
         finally:
-            for _, backup, _ in done:
-                if backup is not None:
-                    _unlink(backup)
+            for backup in backups:
+                _unlink(backup)
         self._made.clear()
 
     def abort(self) -> None:
@@ -298,19 +299,20 @@ def _unlink(path: Path) -> None:
 
 
 def _backup(target: Path) -> Path | None:
-    """A hard link to the current ``target`` (None when there is none, or links are not supported)."""
+    """A copy of the current ``target`` to put back if the set fails (None when there is no target).
+
+    A hard link costs nothing; where links are not supported the file is
+    copied.  When neither works, the error stops the set before ``target``
+    is replaced.
+    """
     if not os.path.lexists(target):
         return None
-    for _ in range(10):
-        backup = target.parent / f".{target.name[:_MAX_PREFIX]}.{secrets.token_hex(4)}.old.tmp"
-        try:
-            os.link(target, backup)
-            return backup
-        except FileExistsError:
-            continue
-        except OSError:
-            return None
-    return None
+    backup = target.parent / f".{target.name[:_MAX_PREFIX]}.{secrets.token_hex(8)}.old.tmp"
+    try:
+        os.link(target, backup)
+    except OSError:
+        shutil.copy2(target, backup)  # an OSError here is the set's failure: nothing replaced yet
+    return backup
 
 
 _current: Outputs | None = None
