@@ -128,6 +128,15 @@ def test_a_device_or_a_stream_is_never_replaced(work, name, device):
     assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
 
 
+def test_dash_is_not_a_file_name(work, monkeypatch):
+    """'-' would have been a file named '-' where a user expects standard output: refused, './-' is the file."""
+    monkeypatch.chdir(work)
+    code, _, err = run_cli(*_argv(work, "convert qrels", "-"))
+    _refused(code, err, "E_OUTPUT")
+    assert not (work / "-").exists()
+    assert run_cli(*_argv(work, "convert qrels", "./-"))[0] == 0 and (work / "-").is_file()
+
+
 def test_a_link_to_a_device_is_never_followed_into_a_replacement(work):
     link = work / "null.json"
     link.symlink_to("/dev/null")

@@ -102,8 +102,9 @@ Every command checks all its outputs before it reads anything
 (`trec_bridge/outputs.py`, docs/architecture.md): an output that is one of its
 inputs (same file, or the same resolved path) is `E_OUTPUT_IS_INPUT`; an output
 that exists and is not a regular file (`/dev/null`, a FIFO, a socket, a
-directory), a read-only file, an empty name, a name ending in `/`, a name
-too long or a missing folder is `E_OUTPUT`. A symbolic link is written
+directory), a standard stream (`/dev/stdout`), `-`, a read-only file, an
+empty name, a name ending in `/`, a name too long or a missing folder is
+`E_OUTPUT`. A symbolic link is written
 through: the file it points to is replaced, the link stays.
 
 Each output is written to `.NAME.XXXXXXXX.tmp` beside `NAME`; the command's

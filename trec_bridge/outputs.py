@@ -10,8 +10,9 @@ HTML pages, PNG charts, reproducers, converted files, sidecars, binaries):
   ``E_OUTPUT_IS_INPUT``;
 - an output that exists and is not a regular file (a device such as
   /dev/null, a FIFO, a socket, a directory) is refused, and so is a
-  read-only file, an empty name, a name ending in ``/``, a name the system
-  cannot hold, a missing folder: ``E_OUTPUT`` with the path and the reason;
+  read-only file, an empty name, ``-``, a standard stream (/dev/stdout,
+  /dev/fd/N), a name ending in ``/``, a name the system cannot hold, a
+  missing folder: ``E_OUTPUT`` with the path and the reason;
 - a symbolic link is written *through*: the file it points to is replaced
   and the link stays (the checks above apply to the file it points to).
 
@@ -71,6 +72,8 @@ def _resolve(name: str) -> tuple[Path, os.stat_result | None]:
     """The file a name leads to (links followed: written through) and its status, None when it is new."""
     if not name:
         raise _error("the output file name is empty", "''")
+    if name == "-":  # would be a file named "-", where a user expects standard output, which no command offers
+        raise _error("'-' (standard output) is not offered for files; give a file name (./- for a file named -)", name)
     if name.endswith(("/", os.sep, "/.", "/..")) or name in (".", ".."):
         raise _error("names a folder (ends with '/'); give a file name", name)
     if os.path.abspath(name).startswith(_STREAMS):
