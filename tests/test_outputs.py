@@ -107,10 +107,10 @@ def test_a_fifo_a_directory_and_a_read_only_file_are_never_replaced(work, name):
     folder.mkdir()
     read_only.write_text("keep me")
     read_only.chmod(0o444)
-    for target in (fifo, folder, read_only):
+    for target, reason in ((fifo, "FIFO"), (folder, "Is a directory"), (read_only, "Permission denied")):
         code, _, err = run_cli(*_argv(work, name, str(target)))
         _refused(code, err, "E_OUTPUT")
-        assert str(target) in err
+        assert str(target) in err and reason in err
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert folder.is_dir() and not any(folder.iterdir())
     assert read_only.read_text() == "keep me"

@@ -27,6 +27,7 @@ every temporary file.  Outside a session, ``write_files`` is its own set.
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
@@ -54,8 +55,10 @@ class Declared:
     folders: list = field(default_factory=list)  # (folder, [file names written in it]); created if missing
 
 
-def _error(message: str, path) -> TrecBridgeError:
-    return TrecBridgeError("E_OUTPUT", message, file=os.fspath(path))
+def _error(message: str, path, code: int | None = None) -> TrecBridgeError:
+    """E_OUTPUT for ``path``; ``code``: the errno whose text the OS would give, for a check made before it can."""
+    reason = f" ({os.strerror(code)})" if code is not None else ""
+    return TrecBridgeError("E_OUTPUT", message + reason, file=os.fspath(path))
 
 
 def _reason(exc: OSError) -> str:
@@ -71,11 +74,11 @@ def _umask() -> int:
 def _resolve(name: str) -> tuple[Path, os.stat_result | None]:
     """The file a name leads to (links followed: written through) and its status, None when it is new."""
     if not name:
-        raise _error("the output file name is empty", "''")
+        raise _error("the output file name is empty", "''", errno.ENOENT)
     if name == "-":  # would be a file named "-", where a user expects standard output, which no command offers
         raise _error("'-' (standard output) is not offered for files; give a file name (./- for a file named -)", name)
     if name.endswith(("/", os.sep, "/.", "/..")) or name in (".", ".."):
-        raise _error("names a folder (ends with '/'); give a file name", name)
+        raise _error("names a folder (ends with '/'); give a file name", name, errno.EISDIR)
     if os.path.abspath(name).startswith(_STREAMS):
         raise _error("names a standard stream or an open file descriptor, not a file; give a file name", name)
     try:
@@ -84,16 +87,16 @@ def _resolve(name: str) -> tuple[Path, os.stat_result | None]:
             info = os.stat(name)  # what the name leads to, links followed (/dev/stdout -> a pipe)
         except FileNotFoundError:
             if not stat.S_ISDIR(os.stat(target.parent).st_mode):
-                raise _error(f"{str(target.parent)!r} is not a folder", name) from None
+                raise _error(f"{str(target.parent)!r} is not a folder", name, errno.ENOTDIR) from None
             return target, None
         same = os.stat(target)
         if (same.st_dev, same.st_ino) != (info.st_dev, info.st_ino):
             raise _error("is a link that does not lead to a file name; give a file name", name)
         return target, info
     except FileNotFoundError:
-        raise _error(f"folder {str(Path(name).parent)!r} does not exist", name) from None
+        raise _error(f"folder {str(Path(name).parent)!r} does not exist", name, errno.ENOENT) from None
     except NotADirectoryError:
-        raise _error("a part of the path is a file, not a folder", name) from None
+        raise _error("a part of the path is a file, not a folder", name, errno.ENOTDIR) from None
     except OSError as exc:
         raise _error(f"cannot write: {_reason(exc)}", name) from None
 
@@ -102,14 +105,14 @@ def _refuse_kind(name: str, target: Path, info: os.stat_result) -> None:
     """Only an existing regular file that may be written is replaced."""
     mode = info.st_mode
     if stat.S_ISDIR(mode):
-        raise _error("output path is a directory", name)
+        raise _error("output path is a directory", name, errno.EISDIR)
     if not stat.S_ISREG(mode):
         kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
             "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
         raise _error(f"the output exists and is {kind}, not a regular file; trec-bridge only replaces regular "
                      "files", name)
     if not mode & 0o222 or not os.access(target, os.W_OK):  # root may write anything: the mode says read-only
-        raise _error("the output exists and is read-only; make it writable or choose another name", name)
+        raise _error("the output exists and is read-only; make it writable or choose another name", name, errno.EACCES)
 
 
 @dataclass
@@ -168,25 +171,25 @@ class Outputs:
         if info is not None:
             _refuse_kind(name, target, info)
         if not os.access(target.parent, os.W_OK | os.X_OK):
-            raise _error(f"cannot write in folder {str(target.parent)!r}: permission denied", name)
+            raise _error(f"cannot write in folder {str(target.parent)!r}", name, errno.EACCES)
         return target
 
     def check_folder(self, folder) -> bool:
         """A folder outputs go into: True when it exists, False when it will be created; raise if it cannot be."""
         name = os.fspath(folder)
         if not name:
-            raise _error("the output folder name is empty", "''")
+            raise _error("the output folder name is empty", "''", errno.ENOENT)
         path = Path(name)
         try:
             if path.is_dir():
                 return True
             if os.path.lexists(path):
-                raise _error("exists and is not a folder", name)
+                raise _error("exists and is not a folder", name, errno.ENOTDIR)
             parent = path.parent
             while not os.path.lexists(parent):
                 parent = parent.parent
             if not parent.is_dir():
-                raise _error(f"{str(parent)!r} is not a folder", name)
+                raise _error(f"{str(parent)!r} is not a folder", name, errno.ENOTDIR)
         except OSError as exc:
             raise _error(f"cannot create the folder: {_reason(exc)}", name) from None
         return False
