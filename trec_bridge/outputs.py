@@ -20,7 +20,8 @@ Writing: each output is written whole to ``.NAME.XXXXXXXX.tmp`` beside its
 target and fsynced.  Inside a CLI command (``session``) nothing is renamed
 until the command has finished: then every file is renamed in the order it
 was written, and when a rename fails, or Ctrl-C / SIGTERM comes between two,
-the files already renamed are put back from hard-link backups.  So an
+the files already renamed are put back from backups (hard links, or
+copies where links are not supported).  So an
 existing target is untouched unless the whole set is written.  An OS error
 (disk full, file-size limit, name too long, ...) is ``E_OUTPUT`` and removes
 every temporary file.  Outside a session, ``write_files`` is its own set.
@@ -298,9 +299,7 @@ class Outputs:
 def _unlink(path: Path) -> None:
     try:
         os.unlink(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
+    except OSError:  # already gone, or cannot be removed: nothing more to do while cleaning up
         pass
 
 
@@ -317,7 +316,11 @@ def _backup(target: Path) -> Path | None:
     try:
         os.link(target, backup)
     except OSError:
-        shutil.copy2(target, backup)  # an OSError here is the set's failure: nothing replaced yet
+        try:
+            shutil.copy2(target, backup)
+        except BaseException:  # the set's failure, before ``target`` is replaced
+            _unlink(backup)
+            raise
     return backup
 
 
