@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
-from trec_bridge.files import atomic_write, sha256_file
+from trec_bridge.files import sha256_file
 from trec_bridge.model import QueryOrder, Run
 
 FORMAT = "trec-bridge.sidecar"
@@ -72,20 +72,14 @@ def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
                               f"or a NaN score ({exc})", file=str(path)) from None
 
 
-def write_manifest(manifest: dict, path: str | os.PathLike) -> None:
-    atomic_write(path, render_manifest(manifest, path))
-
-
-def remove_stale(path: Path) -> None:
-    """Delete a trec-bridge manifest left from an earlier write of the same TREC file."""
+def is_ours(path: Path) -> bool:
+    """Whether ``path`` is a trec-bridge manifest (one left by an earlier write of the same TREC file)."""
     if not path.is_file():
-        return
+        return False
     try:
-        stale = json.loads(path.read_bytes()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return
-    if stale:
-        path.unlink(missing_ok=True)
+        return json.loads(path.read_bytes()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
 
 
 def _no_duplicate_keys(pairs):
@@ -112,10 +106,15 @@ def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
                            file=side)
     trec_file = manifest.get("trec_file")
     expected = trec_file.get("sha256") if isinstance(trec_file, dict) else None  # "trec_file": true was a traceback
+    if not isinstance(expected, str):  # a manifest that cannot say which file it belongs to is never applied
+        raise InvalidInput("E_SIDECAR", "the manifest has no trec_file.sha256, so it cannot be matched to its "
+                           f"TREC file {trec_path}. Delete the manifest, or read without it (--ignore-sidecar / "
+                           "use_sidecar=False)", file=side)
     if expected != sha256_file(trec_path):
-        raise InvalidInput("E_SIDECAR", f"the manifest was written for other content than {trec_path} "
-                           "(SHA-256 differs): the TREC file was edited or replaced. Delete the manifest, or read "
-                           "without it (--ignore-sidecar / use_sidecar=False)", file=side)
+        raise InvalidInput("E_SIDECAR_MISMATCH", f"the manifest was written for other content than {trec_path} "
+                           "(SHA-256 differs): the TREC file was edited or replaced, or a write was interrupted "
+                           "between the sidecar and its TREC file. Delete the manifest, or read without it "
+                           "(--ignore-sidecar / use_sidecar=False)", file=side)
     return manifest
 
 

@@ -24,7 +24,8 @@ import polars as pl
 
 from trec_bridge import files, memory_guard
 from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
-from trec_bridge.files import atomic_write, read_input_bytes, sha256_bytes
+from trec_bridge.files import read_input_bytes, sha256_bytes
+from trec_bridge.outputs import write_files
 from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
 from trec_bridge.progress import progress
 from trec_bridge.ranking import pair_keys, pair_keys_of_blocks, positions
@@ -507,17 +508,16 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True) -> T
                          failed_queries=list(run.failures))
     side = _sidecar.sidecar_path(target)
     if not sidecar:
-        atomic_write(target, data)
-        _sidecar.remove_stale(side)
+        # the TREC file first, then the stale sidecar goes: killed in between, the old sidecar's hash does not
+        # match the new file, which is an error on reading (E_SIDECAR_MISMATCH), never silently applied
+        write_files([(target, data)], then_remove=[side] if _sidecar.is_ours(side) else [])
         return info
     manifest = _sidecar.build_run_manifest(run, frame, Path(target).name, sha256_bytes(data), synthetic)
     text = _sidecar.render_manifest(manifest, side)  # fails here, before any write, on odd metadata
-    atomic_write(target, data)
-    try:
-        atomic_write(side, text)
-    except BaseException:  # I/O failure: a TREC file without its sidecar must not stay
-        Path(target).unlink(missing_ok=True)
-        raise
+    # both or neither (an existing TREC file stays as it was unless both are written); the sidecar is renamed
+    # first, so a kill between the renames leaves a sidecar whose hash names the new TREC file next to the
+    # old one: refused on reading (E_SIDECAR_MISMATCH), never a new TREC file read without its sidecar
+    write_files([(side, text), (target, data)])
     info.sidecar = str(side)
     return info
 

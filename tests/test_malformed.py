@@ -63,6 +63,8 @@ def _materialise(case: dict, tmp: Path) -> tuple[list[str], dict[str, str], set[
                 if "truncate" in recipe:
                     data = data[: recipe["truncate"]]
                 path.write_bytes(data)
+                if "mode" in recipe:
+                    path.chmod(recipe["mode"])
                 inputs.add(path)
 
     def resolve(token: str) -> str:

@@ -212,7 +212,7 @@ def test_sidecar_hash_mismatch(tmp_path):
     path.write_text(path.read_text().replace("sys", "SYS"))
     with pytest.raises(InvalidInput) as err:
         read_trec_run(path)
-    assert err.value.code == "E_SIDECAR"
+    assert err.value.code == "E_SIDECAR_MISMATCH"  # its own code since issue 14 (was E_SIDECAR)
     assert err.value.where.file == str(tmp_path / "r.run.manifest.json")
     bare = read_trec_run(path, use_sidecar=False)
     assert bare.queries == ("q1", "q3") and bare.run_id == "SYS"

@@ -96,14 +96,30 @@ read. A pipe (`<(zcat run.gz)`, `cat run | ... /dev/stdin`) is refused with
 `E_FILE_UNREADABLE`: every input is read more than once (its first bytes tell
 its format), and a pipe would silently lose the bytes read first.
 
-## Outputs after a crash or a kill
+## Outputs: what may be written, and after a crash or a kill
 
-`atomic_write` writes `.NAME.XXXXXXXX.tmp` beside `NAME` and renames it over
-`NAME` only when complete. An error or Ctrl-C removes the temporary file. A
-SIGKILL in the middle of a write cannot run any clean-up: the
-target is then either its old content or absent - never a partial file - but a
-stray `.NAME.*.tmp` may remain beside it; it is never read by the tool and can
-be deleted (tests/test_atomic.py kills a writer mid-way and checks exactly this).
+Every command checks all its outputs before it reads anything
+(`trec_bridge/outputs.py`, docs/architecture.md): an output that is one of its
+inputs (same file, or the same resolved path) is `E_OUTPUT_IS_INPUT`; an output
+that exists and is not a regular file (`/dev/null`, a FIFO, a socket, a
+directory), a standard stream (`/dev/stdout`), `-`, a read-only file, an
+empty name, a name ending in `/`, a name too long or a missing folder is
+`E_OUTPUT`. A symbolic link is written
+through: the file it points to is replaced, the link stays.
+
+Each output is written to `.NAME.XXXXXXXX.tmp` beside `NAME`; the command's
+outputs (report, HTML page and PNG charts, a TREC file and its sidecar) are
+renamed into place together when it ends, so an existing file is untouched
+unless the whole set is written. Disk full (ENOSPC), a file-size limit
+(EFBIG) or any other OS error is `E_OUTPUT` with the path and the OS's reason.
+An error, Ctrl-C (exit 130) or SIGTERM (exit 143) removes the temporary files
+and prints one line. A SIGKILL in the middle of a write cannot run any
+clean-up: the target is then either its old content or absent - never a
+partial file - but a stray `.NAME.*.tmp` may remain beside it; it is never
+read by the tool and can be deleted (tests/test_atomic.py kills a writer
+mid-way and checks exactly this). A SIGKILL between a TREC file's two renames
+leaves the new sidecar beside the old file: reading it then fails with
+`E_SIDECAR_MISMATCH`.
 """
 
 
@@ -184,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if current != text:
-        from .files import atomic_write
+        from .outputs import atomic_write
 
         atomic_write(out, text)
         sys.stderr.write(f"wrote {out}\n")

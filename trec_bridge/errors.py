@@ -75,8 +75,10 @@ ERROR_CODES: dict[str, str] = {
     "E_IRDS_UNKNOWN": "an ir_datasets ID ir_datasets does not know",
     "E_IRDS_FILE_MISSING": "a file ir_datasets needs is not in its cache and downloads are off",
     # sidecar and outputs
-    "E_SIDECAR": "a sidecar manifest that does not match its TREC file",
-    "E_OUTPUT": "an output file cannot be written",
+    "E_SIDECAR": "a sidecar manifest that is malformed, has no SHA-256 of its TREC file, or does not fit its queries",
+    "E_SIDECAR_MISMATCH": "a sidecar manifest whose SHA-256 is not its TREC file's (edited, or a write cut short)",
+    "E_OUTPUT": "an output cannot be written (not a regular file, read-only, no folder, disk full, size limit, ...)",
+    "E_OUTPUT_IS_INPUT": "an output names one of the command's inputs (same file or same resolved path)",
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",

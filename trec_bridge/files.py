@@ -2,8 +2,8 @@
 
 Every reader goes through ``read_input_bytes`` so that a missing file, a
 directory, a truncated gzip or an unreadable file gives the same error codes
-everywhere, and every writer goes through ``atomic_write`` so that an output
-appears whole or not at all (temporary file in the same folder, fsync, rename).
+everywhere.  Writing lives in ``trec_bridge.outputs`` (``atomic_write`` is
+re-exported here for the callers that import it from this module).
 """
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ import gzip
 import hashlib
 import os
 import stat
-import tempfile
 import threading
 import zlib
 from pathlib import Path
-from typing import Callable, IO
 
 from . import memory_guard
-from .errors import InvalidInput, TrecBridgeError
+from .errors import InvalidInput
+from .outputs import atomic_write  # noqa: F401 - re-exported
 from .progress import progress
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -98,12 +97,6 @@ def head_bytes(path: str | os.PathLike, n: int = 4096) -> bytes:
     return head
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 # SHA-256 of the files read so far, computed in a thread while the caller parses
 # (hashlib releases the GIL): the report's fingerprint then costs no second read
 # and names exactly the bytes that were scored.  Keyed by (path, size, mtime).
@@ -144,37 +137,3 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def atomic_write(path: str | os.PathLike, content: bytes | str | Callable[[IO[bytes]], None]) -> None:
-    """Write ``content`` to ``path`` so that readers see the old file or the whole new one.
-
-    ``content`` is bytes, text (written as UTF-8) or a callable that writes to
-    a binary file object (for large outputs streamed in pieces).
-    """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise TrecBridgeError("E_OUTPUT", f"folder {str(folder)!r} does not exist", file=str(path))
-    if target.is_dir():
-        raise TrecBridgeError("E_OUTPUT", "output path is a directory", file=str(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise TrecBridgeError("E_OUTPUT", f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if callable(content):
-                content(fh)
-            else:
-                fh.write(content.encode("utf-8") if isinstance(content, str) else content)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode of a new file
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -34,11 +34,18 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT", help="write the comparison as JSON")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with per-query delta charts")
     p.add_argument("--png-dir", metavar="DIR", help="also write the charts as PNG here")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, io=io)
+
+
+def io(args):
+    """Every file compare reads and writes (the PNG names depend on the measures: checked when written)."""
+    from ..outputs import Declared
+
+    return Declared(inputs=[args.report_a, args.report_b], outputs=[args.json, args.html], folders=[(args.png_dir, [])])
 
 
 def run(args) -> int:
-    from ..files import atomic_write
+    from ..outputs import atomic_write
     from ..measures import parse_measures
     from ..rag.compare import compare_reports, load_report, render_text
     from ..report import report_json

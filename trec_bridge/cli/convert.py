@@ -73,14 +73,14 @@ def add_parser(subparsers) -> None:
     run_p.add_argument("--ignore-sidecar", action="store_true",
                        help="reading a TREC run: ignore an IN.manifest.json next to it")
     _dataset_options(run_p, "the run was made for", sidecar=True)
-    run_p.set_defaults(handler=_convert_run)
+    run_p.set_defaults(handler=_convert_run, io=_run_io)
 
     qrels_p = sub.add_parser("qrels", help="convert judgments (JSON dataset <-> TREC qrels)",
                              description=QRELS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     qrels_p.add_argument("input", metavar="IN", help="judgments to read (.json dataset, or TREC qrels)")
     qrels_p.add_argument("output", metavar="OUT", help="file to write (.json dataset, or TREC qrels)")
     _dataset_options(qrels_p, "of the judgments")
-    qrels_p.set_defaults(handler=_convert_qrels)
+    qrels_p.set_defaults(handler=_convert_qrels, io=_qrels_io)
 
 
 def _dataset_options(parser, what: str, sidecar: bool = False) -> None:
@@ -88,6 +88,22 @@ def _dataset_options(parser, what: str, sidecar: bool = False) -> None:
                         help=f"TREC -> JSON: the dataset ID {what} (TREC files do not name it; required"
                         + (" unless the sidecar does)" if sidecar else ")"))
     parser.add_argument("--dataset-version", metavar="V", help="TREC -> JSON: the dataset version (optional)")
+
+
+def _run_io(args):
+    """IN (and its sidecar) in, OUT (and OUT.manifest.json for a TREC run) out."""
+    from ..outputs import SIDECAR_SUFFIX, Declared
+
+    outputs = [args.output]
+    if not is_json_name(args.output) and not args.no_sidecar:
+        outputs.append(args.output + SIDECAR_SUFFIX)
+    return Declared(inputs=[args.input], outputs=outputs)
+
+
+def _qrels_io(args):
+    from ..outputs import Declared
+
+    return Declared(inputs=[args.input], outputs=[args.output])
 
 
 def is_json_name(path: str) -> bool:

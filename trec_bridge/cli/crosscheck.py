@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 
 TOOLS = ["trec_eval", "pytrec_eval", "ir_measures"]
+REPRO_FILES = ["qrels.txt", "run.txt"]
 
 HELP = """Run the reference tools on the same inputs, show that our emulation of each
 reproduces it, and explain every strict-vs-reference difference by policy axis.
@@ -36,7 +37,16 @@ def add_parser(sub) -> None:
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
                    help="where a minimal reproducer goes on an unexplained difference (default: %(default)s)")
     p.add_argument("--per-query", action="store_true", help="print every per-query difference")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, io=io)
+
+
+def io(args):
+    """Every file crosscheck reads and writes, the reproducer of each tool included."""
+    from ..outputs import Declared
+
+    tools = [t.strip() for t in args.against.split(",") if t.strip() in TOOLS]
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json],
+                    folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools])
 
 
 def run(args) -> int:
@@ -44,7 +54,7 @@ def run(args) -> int:
 
     from ..crosscheck import crosscheck, minimal_reproducer
     from ..errors import UsageError
-    from ..files import atomic_write
+    from ..outputs import atomic_write, make_dirs
     from ..measures import parse_measures
     from ..report import build_report
 
@@ -69,7 +79,7 @@ def run(args) -> int:
     if result.unexplained:
         first = result.unexplained[0]
         folder = Path(args.repro_dir) / first.tool
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         qrels_text, run_text = minimal_reproducer(result, first)
         atomic_write(folder / "qrels.txt", qrels_text)
         atomic_write(folder / "run.txt", run_text)

@@ -30,12 +30,19 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("-o", "--output", metavar="FILE", help=f"write here (default: stdout; with --check: {DEFAULT_PATH})")
     d.add_argument("--check", action="store_true", help="exit 1 if FILE differs from a fresh generation; write nothing")
-    d.set_defaults(handler=run)
+    d.set_defaults(handler=run, io=io)
+
+
+def io(args):
+    """-o is an output, except with --check, where it is the file compared (an input)."""
+    from ..outputs import Declared
+
+    return Declared(inputs=[args.output]) if args.check else Declared(outputs=[args.output])
 
 
 def run(args) -> int:
     from ..divergence_doc import generate
-    from ..files import atomic_write
+    from ..outputs import atomic_write
 
     text = generate()
     if args.check:

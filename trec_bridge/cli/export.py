@@ -72,7 +72,7 @@ def add_parser(sub) -> None:
     r.add_argument("--order", choices=["score", "rank"], default=None,
                    help="reading a TREC run: trec_eval's score order (default) or the rank column")
     r.add_argument("--no-sidecar", action="store_true", help="--to trec: do not write OUT.manifest.json")
-    r.set_defaults(handler=_run)
+    r.set_defaults(handler=_run, io=_run_io)
 
     d = kinds.add_parser("dataset", help="export a dataset's judgments",
                          description=DATASET_HELP.replace("{qrels_recipe}", QRELS_TSV_RECIPE),
@@ -80,20 +80,27 @@ def add_parser(sub) -> None:
     d.add_argument("input", metavar="DATASET", help="JSON dataset, TREC qrels or ranx JSON qrels (plain or .gz)")
     d.add_argument("--to", required=True, choices=DATASET_TARGETS, help="target format")
     d.add_argument("-o", "--output", required=True, metavar="OUT", help="file to write (atomically)")
-    d.set_defaults(handler=_dataset)
+    d.set_defaults(handler=_dataset, io=_dataset_io)
+
+
+def _run_io(args):
+    """RUN (and its sidecar) in, OUT (and OUT.manifest.json for --to trec) out."""
+    from ..outputs import SIDECAR_SUFFIX, Declared
+
+    outputs = [args.output]
+    if args.to == "trec" and not args.no_sidecar:
+        outputs.append(args.output + SIDECAR_SUFFIX)
+    return Declared(inputs=[args.input], outputs=outputs)
+
+
+def _dataset_io(args):
+    from ..outputs import Declared
+
+    return Declared(inputs=[args.input], outputs=[args.output])
 
 
 def _note(message: str) -> None:
     sys.stderr.write(f"trec-bridge: {message}\n")
-
-
-def _same_file(a: str, b: str) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _run(args) -> int:
@@ -101,8 +108,6 @@ def _run(args) -> int:
     from converters.export import export_run
     from converters.ranx_json import looks_like_ranx, read_ranx_run
 
-    if _same_file(args.input, args.output):
-        raise UsageError("E_USAGE", "the output would overwrite the input")
     if args.no_sidecar and args.to != "trec":
         raise UsageError("E_USAGE", "--no-sidecar applies to --to trec")
     if is_json(args.input) and args.order is not None:
@@ -128,8 +133,6 @@ def _dataset(args) -> int:
     from converters.export import export_dataset
     from converters.ranx_json import looks_like_ranx, read_ranx_dataset
 
-    if _same_file(args.input, args.output):
-        raise UsageError("E_USAGE", "the output would overwrite the input")
     if is_json(args.input) and looks_like_ranx(args.input):
         dataset = read_ranx_dataset(args.input)
     else:

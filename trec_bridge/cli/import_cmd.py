@@ -65,7 +65,7 @@ def add_parser(sub) -> None:
     p.add_argument("--download", action="store_true",
                    help="let ir_datasets download missing files (default: never; fail naming the file)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr (shown on a terminal)")
-    p.set_defaults(handler=_irds)
+    p.set_defaults(handler=_irds, io=_irds_io)
 
     r = kinds.add_parser("ranx-run", help="a run in ranx's JSON layout", description=RANX_RUN_HELP,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,7 +74,7 @@ def add_parser(sub) -> None:
     r.add_argument("--dataset-id", required=True, metavar="ID", help="the dataset the run was made for")
     r.add_argument("--dataset-version", metavar="V", help="the dataset version (optional)")
     r.add_argument("--run-id", metavar="ID", help="the run's name (default: the file name without extension)")
-    r.set_defaults(handler=_ranx_run)
+    r.set_defaults(handler=_ranx_run, io=_file_io)
 
     q = kinds.add_parser("ranx-qrels", help="qrels in ranx's JSON layout", description=RANX_QRELS_HELP,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -83,7 +83,20 @@ def add_parser(sub) -> None:
     q.add_argument("--dataset-id", required=True, metavar="ID", help="the dataset's ID")
     q.add_argument("--dataset-version", metavar="V", help="the dataset version (optional)")
     q.add_argument("--rel", type=int, metavar="N", help="relevance threshold (default 1)")
-    q.set_defaults(handler=_ranx_qrels)
+    q.set_defaults(handler=_ranx_qrels, io=_file_io)
+
+
+def _irds_io(args):
+    """OUT, and --home: ir_datasets' cache folder, which it writes into (so it must be a folder)."""
+    from ..outputs import Declared
+
+    return Declared(outputs=[args.output], folders=[(args.home, [])])
+
+
+def _file_io(args):
+    from ..outputs import Declared
+
+    return Declared(inputs=[args.input], outputs=[args.output])
 
 
 def _note(message: str) -> None:

@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 from ..errors import EXIT_INVALID, TrecBridgeError
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 # command name -> module in this package exposing add_parser(subparsers), which sets args.handler(args) -> int
 COMMANDS = {
@@ -57,11 +61,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that it cleans up exactly like Ctrl-C."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+def install_signal_handlers() -> None:
+    """Ctrl-C and SIGTERM unwind (temporary files removed); a file-size limit is an error, not a kill.
+
+    Without SIGXFSZ ignored, writing past ``ulimit -f`` kills the process
+    (and may dump core) instead of giving EFBIG, which becomes E_OUTPUT.
+    """
+    for signum, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, _terminate)):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # a shell's background job ignores SIGINT: keep that
+            signal.signal(signum, handler)
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        from ..outputs import session
+
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        declare = getattr(args, "io", None)
+        with session(declare(args) if declare else None):
+            return int(args.handler(args) or 0)
     except TrecBridgeError as exc:
         sys.stderr.write(f"trec-bridge: error: {exc.render()}\n")
         return exc.exit_code
@@ -69,9 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("trec-bridge: error: [E_TOO_LARGE] ran out of memory; the inputs need more memory than "
                          "this process may use (raise the limit or use a machine with more memory)\n")
         return EXIT_INVALID
-    except KeyboardInterrupt:
-        sys.stderr.write("trec-bridge: interrupted; no output was written\n")
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """One line and 130 (Ctrl-C) or 143 (SIGTERM); the outputs' temporary files are already removed."""
+    terminated = isinstance(exc, Terminated)
+    sys.stderr.write(f"trec-bridge: {'terminated (SIGTERM)' if terminated else 'interrupted'}; "
+                     "no output was written\n")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def entry() -> None:
@@ -86,7 +122,13 @@ def entry() -> None:
     # algebra, and on a 2-core machine those threads took ~0.1 s of CPU from the parser (W1: 1.75 -> 1.6 s
     # user time).  Set before numpy is imported; a user's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    code = main()
+    try:
+        install_signal_handlers()
+        code = main()
+    except KeyboardInterrupt as exc:  # between the start-up guard and main's own handler
+        code = _interrupted(exc)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # done: a late signal must not turn into a traceback now
+        signal.signal(signum, signal.SIG_IGN)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

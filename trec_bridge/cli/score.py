@@ -56,7 +56,16 @@ def add_parser(sub) -> None:
     rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
     rag.add_argument("--html", metavar="OUT", help="write a self-contained HTML acceptance report")
     rag.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, io=io)
+
+
+def io(args):
+    """Every file score reads and writes (checked before anything is read: trec_bridge.outputs)."""
+    from ..outputs import Declared
+
+    gate = args.gate if isinstance(args.gate, str) else None
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat],
+                    outputs=[args.json, args.html], folders=[(args.png_dir, ["tiers.png"])])
 
 
 def _score_in_parts(dataset, args, measures, policy):
@@ -84,7 +93,8 @@ def _score_in_parts(dataset, args, measures, policy):
 def run(args) -> int:
     from converters.detect import load_dataset_any, load_run_any
 
-    from ..files import atomic_write, sha256_file
+    from ..files import sha256_file
+    from ..outputs import atomic_write
     from ..measures import parse_measures
     from ..policy import get_policy
     from ..report import build_report, render_table, report_json

@@ -35,7 +35,16 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT", help="write the stage report as JSON")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with the stage-loss chart")
     p.add_argument("--png-dir", metavar="DIR", help="also write the chart as PNG here")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, io=io)
+
+
+def io(args):
+    """Every file stages reads and writes (checked before anything is read: trec_bridge.outputs)."""
+    from ..outputs import Declared
+
+    runs = [s.partition("=")[2] for s in args.stage]
+    return Declared(inputs=[args.dataset, args.queries, args.chunk_map, *runs], outputs=[args.json, args.html],
+                    folders=[(args.png_dir, ["stages.png"])])
 
 
 def parse_stage(text: str) -> tuple[str, str]:
@@ -48,7 +57,7 @@ def parse_stage(text: str) -> tuple[str, str]:
 def run(args) -> int:
     from converters.detect import load_dataset_any, load_run_any
 
-    from ..files import atomic_write
+    from ..outputs import atomic_write
     from ..report import report_json
     from ..rag.stages import StageInput, analyse_stages, render_text
 

@@ -28,12 +28,25 @@ def add_parser(subparsers) -> None:
                          "or ~/.local/share/trec-bridge/bin)")
     install.add_argument("--sdist", default=None, metavar="FILE",
                          help="use an already downloaded pyserini .tar.gz instead of running pip download")
-    install.set_defaults(handler=_install)
+    install.set_defaults(handler=_install, io=_install_io)
 
     which = sub.add_parser("which", help="list the reference tools that are available, with versions",
                            description="List the reference tools the cross-check can use, with versions.")
     which.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    which.set_defaults(handler=_which)
+    which.set_defaults(handler=_which, io=_no_files)
+
+
+def _install_io(args):
+    from ..outputs import Declared
+    from ..tools.install_trec_eval import BINARY_NAME, default_dest
+
+    return Declared(inputs=[args.sdist], folders=[(args.dest or str(default_dest()), [BINARY_NAME])])
+
+
+def _no_files(args):
+    from ..outputs import Declared
+
+    return Declared()
 
 
 def _install(args) -> int:

@@ -60,7 +60,7 @@ class Plan:
         args = self.args
         if not (args.html or args.png_dir):
             return
-        from ..files import atomic_write
+        from ..outputs import atomic_write
         from . import html, plots
 
         charts = {"tiers.png": plots.tier_chart(acceptance.tiers)}
@@ -71,15 +71,11 @@ class Plan:
 
 
 def write_pngs(folder: str, charts: dict[str, bytes]) -> None:
-    from ..errors import TrecBridgeError
-    from ..files import atomic_write
+    """The charts as PNG files in ``folder`` (created if missing), written with the command's other outputs."""
+    from ..outputs import make_dirs, write_files
 
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TrecBridgeError("E_OUTPUT", f"cannot create the PNG folder: {exc.strerror or exc}", file=folder) from None
-    for name, png in charts.items():
-        atomic_write(Path(folder) / name, png)
+    make_dirs(folder)
+    write_files((Path(folder) / name, png) for name, png in charts.items())
 
 
 def prepare_acceptance(args) -> Plan:

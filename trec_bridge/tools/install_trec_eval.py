@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReferenceUnavailable
-from ..files import atomic_write
+from ..outputs import atomic_write, make_dirs
 
 PYSERINI_SPEC = "pyserini==1.6.0"
 JAR_NAME = re.compile(r"(^|/)pyserini/resources/jars/anserini-[^/]+-fatjar\.jar$")
@@ -131,19 +131,15 @@ def install(dest: str | os.PathLike | None = None, sdist: str | os.PathLike | No
         work = Path(tmp)
         source = Path(sdist) if sdist is not None else download_sdist(work)
         data, jar_name = extract_binary(source, work)
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _fail(f"cannot create {target_dir}: {exc.strerror or exc}") from None
+    make_dirs(target_dir)
     staged = target_dir / f".{BINARY_NAME}.new"
-    atomic_write(staged, data)
+    atomic_write(staged, data, mode=0o755, now=True)  # run below, so written at once (not with the command's set)
     try:
-        os.chmod(staged, 0o755)
         version = binary_version(staged)
         if version != EXPECTED_VERSION:
             raise _fail(f"the extracted binary reports trec_eval {version}, expected {EXPECTED_VERSION}")
         final = target_dir / BINARY_NAME
-        os.replace(staged, final)
+        atomic_write(final, data, mode=0o755)
     finally:
         if staged.exists():
             staged.unlink()
