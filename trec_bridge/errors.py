@@ -80,6 +80,9 @@ ERROR_CODES: dict[str, str] = {
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
+    # installer
+    "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",
+    "E_ARCHIVE_TOO_LARGE": "an archive member is larger than the installer reads",
 }
 
 
