@@ -71,6 +71,9 @@ ERROR_CODES: dict[str, str] = {
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
+    # score reports read back (compare)
+    "E_REPORT_EXACT": "an exact fraction in a score report that does not parse, divides by zero or disagrees with its value",
+    "E_REPORT_INCONSISTENT": "a score report whose parts contradict each other (rows without its measures, lists of other queries, counts)",
     # ir_datasets
     "E_IRDS_UNKNOWN": "an ir_datasets ID ir_datasets does not know",
     "E_IRDS_FILE_MISSING": "a file ir_datasets needs is not in its cache and downloads are off",

@@ -32,21 +32,14 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidInput
-from ..report import REPORT_FORMAT, fraction_text
+from ..report import fraction_text
 
 
 def load_report(path: str) -> dict:
-    from converters.strict_json import read_document
+    """A report strictly read, validated against its schema and checked for consistency (report_check)."""
+    from ..report_check import read_report
 
-    doc = read_document(path, REPORT_FORMAT)
-    for key in ("fingerprints", "measures", "per_query", "means"):
-        if key not in doc:
-            raise InvalidInput("E_JSON_SCHEMA", f"report has no {key!r}: not written by trec-bridge score --json?",
-                               file=str(path), json_path=f"$.{key}")
-    if not isinstance(doc["fingerprints"], dict) or not isinstance(doc["fingerprints"].get("protocol"), str):
-        raise InvalidInput("E_JSON_SCHEMA", "report has no protocol fingerprint", file=str(path),
-                           json_path="$.fingerprints.protocol")
-    return doc
+    return read_report(path)
 
 
 def per_query_values(report: dict) -> tuple[list[dict], str]:
