@@ -78,7 +78,11 @@ def written(tmp_path_factory) -> dict[str, Path]:
     failed.write_text(json.dumps({"format": "trec-bridge.run", "version": 1, "dataset_id": "malformed-base",
                                   "run_id": "f", "rankings": {"q1": ["d2", "d1"], "q3": []},
                                   "failures": {"q2": {"reason": "timeout after 30 s", "kind": "timeout"}}}))
-    extra = [("failed-query", [str(VALID / "dataset.json"), str(failed), "P@1 RR nDCG@3"])]
+    (folder / "graded.qrels").write_text("q1 0 d1 1\nq1 0 d2 2\n")  # custom gains: nDCG above 1 and below 0
+    (folder / "graded.run").write_text("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\n")
+    extra = [("failed-query", [str(VALID / "dataset.json"), str(failed), "P@1 RR nDCG@3"]),
+             ("custom-gains", [str(folder / "graded.qrels"), str(folder / "graded.run"),
+                               "nDCG(gains={1:5,2:1})@2 nDCG(gains={1:-5,2:-1})@2"])]
     out = {}
     for name, args in _golden_score_args() + _extra_score_args() + extra:
         path = folder / f"{name}.json"
@@ -97,6 +101,8 @@ def test_every_report_the_writer_produces_passes_the_reader(written):
     assert any(d["order"] is None for d in docs.values()) and any(d["order"] for d in docs.values())
     assert any("reason" in row for d in docs.values() for row in d["per_query"])
     assert any(d["outcome"] == "incomplete" for d in docs.values())
+    gains = docs["custom-gains"]["means"]
+    assert gains["nDCG(gains={1:5,2:1})@2"]["value"] > 1
     assert {d["policy"]["name"] for d in docs.values()} >= {"strict", "trec_eval", "trec_eval_c", "pytrec_eval", "ir_measures"}
 
 
@@ -145,7 +151,7 @@ SHAPES = [
     ("row-missing-a-measure", "plain", "per_query/1/values/AP", _DELETE, "E_REPORT_INCONSISTENT", ["$.per_query[1].values", "AP"]),
     ("row-values-not-object", "plain", "per_query/0/values", [0.5], "E_JSON_SCHEMA", ["$.per_query[0].values"]),
     ("row-value-as-text", "plain", "per_query/0/values/P@2", "0.5", "E_JSON_SCHEMA", ["$.per_query[0].values"]),
-    ("row-value-above-1", "plain", "per_query/0/values/P@2", 1e308, "E_JSON_SCHEMA", ["$.per_query[0].values"]),
+    ("row-value-disagrees-with-exact", "plain", "per_query/0/values/P@2", 1e308, "E_REPORT_EXACT", ["$.per_query[0].exact"]),
     ("row-query-id-number", "plain", "per_query/0/query_id", 7, "E_JSON_SCHEMA", ["$.per_query[0].query_id"]),
     ("exact-zero-denominator", "plain", "per_query/0/exact/P@2", "1/0", "E_JSON_SCHEMA", ["non-zero denominator"]),
     ("exact-disagrees", "plain", "means/P@2/exact", "1/3", "E_REPORT_EXACT", ["$.means", "disagrees"]),
@@ -185,6 +191,19 @@ def test_malformed_report_is_refused_with_its_code(name, base, path, value, code
         for w in words:
             assert w in last, (w, last)
         assert not (tmp_path / "c.html").exists() and not (tmp_path / "c.json").exists()
+
+
+def test_values_too_large_to_compare_are_refused(plain, tmp_path):
+    """nDCG with custom gains may leave [0, 1], so the schema takes any finite value; sums that overflow are refused."""
+    doc = copy.deepcopy(plain)
+    for row in doc["per_query"]:
+        row["values"]["nDCG@3"] = 1.7e308
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(plain))
+    bad.write_text(json.dumps(doc))
+    rc, err = _run(["compare", str(good), str(bad), "--json", str(tmp_path / "c.json")])
+    assert rc == 1 and "[E_JSON_NUMBER]" in err and "nDCG@3" in err and "Traceback" not in err, err
+    assert not (tmp_path / "c.json").exists()
 
 
 @pytest.mark.parametrize("text,code", [

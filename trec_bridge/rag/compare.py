@@ -121,6 +121,11 @@ def _compare_measure(name: str, rows_a: list[dict], rows_b: list[dict], seed: in
     va = np.array([p[1] for p in pairs], dtype=np.float64)
     vb = np.array([p[2] for p in pairs], dtype=np.float64)
     d = np.array([p[3] for p in pairs], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = (va.sum(), vb.sum(), d.sum())
+    if not (np.isfinite(d).all() and np.isfinite(sums).all()):
+        raise InvalidInput("E_JSON_NUMBER", f"{name}: the values are too large to compare (their differences or sums "
+                           "overflow a double)", file=path_b)
     exact = all(p[4] is not None for p in pairs) and bool(pairs)
     mean_delta_exact = sum((p[4] for p in pairs), Fraction(0)) / len(pairs) if exact else None
     n = len(pairs)
