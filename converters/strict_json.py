@@ -397,7 +397,9 @@ def describe(error: jsonschema.ValidationError) -> tuple[Parts, str]:
             if key in seen:
                 return parts + (i,), msg_duplicate(item)
             seen.add(key)
-    if kind == "pattern":  # only grade definitions' keys have a pattern
+    if kind == "pattern" and isinstance(error.schema, dict) and "description" in error.schema:
+        return parts, f"{show(inst)} is not {error.schema['description']}"
+    if kind == "pattern":  # a dataset's grade definitions' keys
         return parts, f"key {json.dumps(inst, ensure_ascii=False)} is not a grade written as a decimal integer, e.g. \"3\""
     return parts, error.message
 

@@ -71,6 +71,9 @@ ERROR_CODES: dict[str, str] = {
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
+    # score reports read back (compare)
+    "E_REPORT_EXACT": "an exact fraction in a score report that does not parse, divides by zero or disagrees with its value",
+    "E_REPORT_INCONSISTENT": "a score report whose parts contradict each other (rows without its measures, lists of other queries, counts)",
     # ir_datasets
     "E_IRDS_UNKNOWN": "an ir_datasets ID ir_datasets does not know",
     "E_IRDS_FILE_MISSING": "a file ir_datasets needs is not in its cache and downloads are off",
@@ -82,6 +85,9 @@ ERROR_CODES: dict[str, str] = {
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
+    # installer
+    "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",
+    "E_ARCHIVE_TOO_LARGE": "an archive member is larger than the installer reads",
 }
 
 

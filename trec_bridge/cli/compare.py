@@ -16,6 +16,11 @@ measures, threshold, gain and policy); otherwise the comparison is refused
 permutation) test and a bootstrap confidence interval of the mean delta, all
 computed by scipy; the randomization test and the bootstrap use --seed.
 
+A report is checked before it is used (docs/formats.md, "Score report"): the
+strict JSON rules, its schema (E_JSON_SCHEMA), exact values that parse and
+agree with their values (E_REPORT_EXACT) and parts that agree with each other
+(E_REPORT_INCONSISTENT).
+
 Exit codes: 0 compared; 1 invalid input or different protocols."""
 
 

@@ -20,7 +20,8 @@ def add_parser(subparsers) -> None:
         "install-trec-eval", help="install trec_eval 9.0.4 from the pyserini sdist on PyPI",
         description="Download the pyserini 1.6.0 sdist with pip (about 165 MB, nothing installed), take "
         "trec_eval 9.0.4 (linux x86_64) out of the Anserini jar it ships, check that it runs and "
-        "place it in DEST/trec_eval.",
+        "place it in DEST/trec_eval. The sdist and the binary must match their pinned sha256 "
+        "(exit 1, E_INSTALL_CHECKSUM otherwise); nothing unverified is run or installed.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     # the default is resolved when the command runs: building the parser must not import the installer
     install.add_argument("--dest", default=None,
@@ -28,6 +29,9 @@ def add_parser(subparsers) -> None:
                          "or ~/.local/share/trec-bridge/bin)")
     install.add_argument("--sdist", default=None, metavar="FILE",
                          help="use an already downloaded pyserini .tar.gz instead of running pip download")
+    install.add_argument("--allow-unverified", action="store_true",
+                         help="install even when the sdist or the binary does not match the pinned sha256 "
+                         "(for your own build only: the binary is then run unchecked; a warning is printed)")
     install.set_defaults(handler=_install, io=_install_io)
 
     which = sub.add_parser("which", help="list the reference tools that are available, with versions",
@@ -52,7 +56,7 @@ def _no_files(args):
 def _install(args) -> int:
     from ..tools.install_trec_eval import default_dest, install
 
-    done = install(args.dest or str(default_dest()), sdist=args.sdist)
+    done = install(args.dest or str(default_dest()), sdist=args.sdist, allow_unverified=args.allow_unverified)
     print(f"installed trec_eval {done.version} at {done.path}")
     print(f"sha256 {done.sha256}")
     print(f"from {done.jar}")

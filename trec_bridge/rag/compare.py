@@ -32,21 +32,14 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidInput
-from ..report import REPORT_FORMAT, fraction_text
+from ..report import fraction_text
 
 
 def load_report(path: str) -> dict:
-    from converters.strict_json import read_document
+    """A report strictly read, validated against its schema and checked for consistency (report_check)."""
+    from ..report_check import read_report
 
-    doc = read_document(path, REPORT_FORMAT)
-    for key in ("fingerprints", "measures", "per_query", "means"):
-        if key not in doc:
-            raise InvalidInput("E_JSON_SCHEMA", f"report has no {key!r}: not written by trec-bridge score --json?",
-                               file=str(path), json_path=f"$.{key}")
-    if not isinstance(doc["fingerprints"], dict) or not isinstance(doc["fingerprints"].get("protocol"), str):
-        raise InvalidInput("E_JSON_SCHEMA", "report has no protocol fingerprint", file=str(path),
-                           json_path="$.fingerprints.protocol")
-    return doc
+    return read_report(path)
 
 
 def per_query_values(report: dict) -> tuple[list[dict], str]:
@@ -128,6 +121,11 @@ def _compare_measure(name: str, rows_a: list[dict], rows_b: list[dict], seed: in
     va = np.array([p[1] for p in pairs], dtype=np.float64)
     vb = np.array([p[2] for p in pairs], dtype=np.float64)
     d = np.array([p[3] for p in pairs], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = (va.sum(), vb.sum(), d.sum())
+    if not (np.isfinite(d).all() and np.isfinite(sums).all()):
+        raise InvalidInput("E_JSON_NUMBER", f"{name}: the values are too large to compare (their differences or sums "
+                           "overflow a double)", file=path_b)
     exact = all(p[4] is not None for p in pairs) and bool(pairs)
     mean_delta_exact = sum((p[4] for p in pairs), Fraction(0)) / len(pairs) if exact else None
     n = len(pairs)

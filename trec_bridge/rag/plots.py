@@ -3,12 +3,36 @@
 Each function returns the PNG bytes; the caller writes them (``--png-dir``)
 and embeds them in the HTML page as data URIs.  matplotlib is imported only
 here and only when a chart is asked for.
+
+Labels, titles and ticks hold text from the inputs (query IDs, run paths,
+stage names), and matplotlib reads ``$...$`` as math text (a query ID
+``q$\\foo$`` crashed its parser) and, with ``text.usetex``, hands text to
+LaTeX.  So every chart is drawn under ``@chart``, which turns both off (and
+overrides a user's matplotlibrc): text is drawn as written, never interpreted.
 """
 from __future__ import annotations
 
+import functools
 import io
 
 TIER_COLOURS = {"excellent": "#1a7f37", "good": "#4c9a2a", "pass": "#bf8700", "fail": "#cf222e"}
+
+
+# Every text of a chart is literal: no math text, no LaTeX, whatever the user's matplotlibrc says.
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False, "axes.formatter.use_mathtext": False}
+
+
+def chart(draw):
+    """Draw (and save) the chart under LITERAL_TEXT: texts read rcParams when created and when drawn."""
+    @functools.wraps(draw)
+    def literal(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(LITERAL_TEXT):
+            return draw(*args, **kwargs)
+
+    literal.literal_text = True
+    return literal
 
 
 def _figure(width: float, height: float):
@@ -26,6 +50,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+@chart
 def tier_chart(tiers) -> bytes:
     """One bar per gated measure (its mean), with the pass / good / excellent levels marked."""
     fig = _figure(7.5, 0.6 * len(tiers) + 1.6)
@@ -48,6 +73,7 @@ def tier_chart(tiers) -> bytes:
     return _png(fig)
 
 
+@chart
 def delta_chart(measure: str, query_ids: list[str], deltas: list[float], label_a: str, label_b: str) -> bytes:
     """Per-query delta B - A, sorted; wins above zero, losses below."""
     order = sorted(range(len(deltas)), key=lambda i: (deltas[i], i))
@@ -70,6 +96,7 @@ def delta_chart(measure: str, query_ids: list[str], deltas: list[float], label_a
     return _png(fig)
 
 
+@chart
 def stage_chart(names: list[str], recalls: list[float | None], lost: list[int], gained: list[int], k: int) -> bytes:
     """Left: mean recall@k per stage; right: relevant documents lost and gained per transition."""
     fig = _figure(10, 3.8)
