@@ -35,16 +35,29 @@ from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed
 SCORE_PATTERN = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 INTEGER_PATTERN = r"^[+-]?[0-9]+$"
 RUN_LAYOUT = "query Q0 doc rank score tag"
-RUN_FIELDS = [
+_ID_FIELDS = [
     Field("query_id"),
     Field("q0", pl.Categorical),  # few distinct values: categorical parsing saves time and memory
     Field("doc_id"),
-    Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK",
-          "a non-negative integer (at most 2^63-1)"),
+]
+_SCORE_AND_TAG = [
     Field("score", pl.Float64, SCORE_PATTERN, lambda c: c.is_finite(), "E_RUN_SCORE",
           "a finite decimal number (such as 12.5, -3, 1e-5)"),
     Field("tag", pl.Categorical),
 ]
+# --order rank: the rank column decides the order, so it must be a rank.
+RANKED_RUN_FIELDS = _ID_FIELDS + [
+    Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK",
+          "a non-negative integer (at most 2^63-1)"),
+] + _SCORE_AND_TAG
+# --order score (the default): trec_eval, pytrec_eval and ir_measures never read the rank column, so any token
+# is accepted; a numeric one (0-based, decimal, negative) is kept to report a rank/score disagreement, others are null.
+RUN_FIELDS = _ID_FIELDS + [Field("rank", pl.Float64)] + _SCORE_AND_TAG
+
+
+def run_fields(order: str) -> list[Field]:
+    """The columns as the reader checks them: the rank column is validated only where it is used."""
+    return RANKED_RUN_FIELDS if order == "rank" else RUN_FIELDS
 DEFAULT_TAG = "trec-bridge"
 MAX_SYNTHETIC = 1 << 24  # synthetic scores must stay exact in a float32
 # any character Python's str.split() splits on, or NUL: an ID holding one cannot be written
@@ -84,7 +97,7 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     census = check_bytes(raw, name)
     if manifest is not None and not has_data(raw):
         return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
-    cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
+    cols = split_columns(raw, run_fields(order), name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
     run = _run_of(cols.frame, cols.lines, order, name)
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
@@ -133,7 +146,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         fh.seek(0)
         digest = hashlib.sha256() if fingerprint else None
         any_data, seen = False, set()
-        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size))
+        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
         with closing(ahead):
             for part in _runs_of_pieces(ahead, name, order):
                 if part is None:
@@ -150,7 +163,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             files.remember_digest(path, info, digest.hexdigest())
 
 
-def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
+def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int, fields: list[Field]
                     ) -> Iterator[tuple[bytes, bool, tuple[str, pl.DataFrame | None] | None]]:
     """Each piece with polars' parse of it as space-separated columns, trusted only once the census agrees.
 
@@ -159,7 +172,7 @@ def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
     """
     for chunk, at_start, _ in _line_pieces(fh, part_bytes, digest, name):
         shown.detail = f"{fh.tell() / 1e6:,.0f} of {size / 1e6:,.0f} MB"
-        yield chunk, at_start, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
+        yield chunk, at_start, ((" ", parse_typed(chunk, fields, " ")) if chunk else None)
 
 
 def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | None]:
@@ -171,7 +184,7 @@ def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | N
             with _lines_from(lines_before):
                 census = check_bytes(chunk, name, at_file_start=at_start, line_ends_parsed=_line_ends(chunk, parsed))
                 if has_data(chunk):
-                    cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
+                    cols = split_columns(chunk, run_fields(order), name, blank_lines="skip", layout=RUN_LAYOUT,
                                          census=census, parsed=parsed)
                     run = _run_of(cols.frame, cols.lines, order, name)
             lines_before += census.count(10)
@@ -404,6 +417,9 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
             file_row = np.arange(n) if row is None else row
             w_ord = file_row if perm is None else file_row[perm]
             ok[1:] |= (r_ord[:-1] == r_ord[1:]) & (w_ord[:-1] < w_ord[1:])
+        if frame.get_column("rank").null_count():  # a token that is not a number says nothing about the order
+            known = ~np.isnan(r_ord)
+            ok[1:] |= ~(known[:-1] & known[1:])
         disagree[qidx[np.flatnonzero(~ok)]] = True
         if order == "rank":
             in_file_order = ~same

@@ -31,7 +31,7 @@ ERROR_CODES: dict[str, str] = {
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",
     "E_TREC_BLANK_LINE": "a blank line in a TREC qrels file",
     "E_RUN_SCORE": "a run score that is not a finite decimal number",
-    "E_RUN_RANK": "a run rank that is not a non-negative integer",
+    "E_RUN_RANK": "a run rank that is not a non-negative integer, where the rank column orders the run (--order rank)",
     "E_RUN_DUPLICATE_DOC": "the same document twice in one query's ranking",
     "E_RUN_DUPLICATE_QUERY": "two records for the same query in a run",
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
