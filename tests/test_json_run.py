@@ -189,7 +189,11 @@ def test_dump_keeps_empty_and_missing_apart_and_drops_trec_order(tmp_path):
     path = tmp_path / "r.json"
     dump_run(run, path)
     back = load_run(path)
-    assert back.order_source == "list" and back.metadata == {"failure_kinds": {"q4": "error"}}
+    # a run ordered by its scores says so ("ordered_by": "score"), so a TREC file written from it keeps them
+    assert doc["ordered_by"] == "score" and back.order_source == "score"
+    assert back.metadata == {"failure_kinds": {"q4": "error"}}
+    run.order_source = "rank"  # read by the rank column: the lists are the run's order, not the scores'
+    assert "ordered_by" not in run_to_document(run)
 
 
 @pytest.mark.parametrize(
