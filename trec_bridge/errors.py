@@ -79,6 +79,7 @@ ERROR_CODES: dict[str, str] = {
     "E_OUTPUT": "an output file cannot be written",
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
+    "E_POLICY_MEASURE": "a measure or parameter the tool a policy emulates does not compute so (refused, not approximated)",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
 }
 
