@@ -157,3 +157,62 @@ def test_every_shared_run_survives_json_and_back(shared_data, tmp_path, name, tr
     plain.write_bytes(read_input_bytes(path))
     assert trec_eval_output(trec_eval_binary, tmp_path / "qrels.txt", trec_path) == \
         trec_eval_output(trec_eval_binary, tmp_path / "qrels.txt", plain)
+
+
+def rrf(paths: list[Path], out: Path, k: int = 60) -> None:
+    """Reciprocal-rank fusion of runs (sum of 1/(k + rank), rank in trec_eval's order), the top 100 per query."""
+    parts = []
+    for path in paths:
+        f = read_trec_run(path).frame
+        parts.append(f.select("query_id", "doc_id", (1.0 / (k + pl.col("rank"))).alias("s")))
+    fused = (pl.concat(parts).group_by("query_id", "doc_id").agg(pl.col("s").sum())
+             .sort(["query_id", "s", "doc_id"], descending=[False, True, True])
+             .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id"))
+             .filter(pl.col("rank") <= 100))
+    fused.select("query_id", pl.lit("Q0").alias("q0"), "doc_id", "rank", "s", pl.lit("rrf").alias("tag")).write_csv(
+        out, separator=" ", include_header=False, quote_style="never")
+
+
+def test_real_rrf_run_round_trip_is_read_by_the_emulation_as_by_trec_eval(shared_data, tmp_path, trec_eval_binary):
+    """The issue's case on real data: an RRF run of two official DL19 runs, TREC -> JSON -> TREC.
+
+    trec_eval, --policy trec_eval and the cross-check's reference column must read the round-tripped file as
+    trec_eval reads the original, per query, though many RRF scores are distinct doubles and equal float32s.
+    """
+    import subprocess
+
+    from trec_bridge.cli.main import main
+
+    runs = shared_data / "runs" / DL19
+    qrels = shared_data / "qrels" / "anserini-tools" / "qrels.dl19-passage.txt"
+    fused = tmp_path / "rrf.run"
+    rrf([runs / "input.bm25base_p.gz", runs / "input.idst_bert_p1.gz"], fused)
+    f = read_trec_run(fused).frame
+    s64, s32 = f.get_column("score"), f.get_column("score").cast(pl.Float32)
+    same_q = f.get_column("query_id") == f.get_column("query_id").shift(1)
+    collisions = (same_q & (s32 == s32.shift(1)) & (s64 != s64.shift(1))).sum()
+    assert collisions > 0  # the case at hand: distinct doubles, one float32
+    assert main(["convert", "run", str(fused), str(tmp_path / "rrf.json"), "--dataset-id", "dl19"]) == 0
+    back = tmp_path / "back.run"
+    assert main(["convert", "run", str(tmp_path / "rrf.json"), str(back)]) == 0
+    assert file_scores(back) == file_scores(fused)
+
+    def te(run: Path) -> str:
+        return subprocess.run([trec_eval_binary, "-q", "-m", "map", str(qrels), str(run)], capture_output=True,
+                              text=True, check=True).stdout
+    printed = te(back)
+    assert printed == te(fused)
+    per_query = {q: float(v) for _, q, v in (line.split() for line in printed.splitlines()) if q != "all"}
+    report = tmp_path / "te.json"
+    assert main(["score", str(qrels), str(back), "AP", "--policy", "trec_eval", "--json", str(report)]) in (0, 2)
+    import json
+
+    ours = {q["query_id"]: q["values"]["AP"] for q in json.loads(report.read_text())["per_query"]}
+    assert set(ours) == set(per_query)
+    assert all(abs(ours[q] - v) <= 5e-5 + 1e-12 for q, v in per_query.items())
+    cc = tmp_path / "cc.json"
+    code = main(["crosscheck", str(qrels), str(back), "AP", "--against", "trec_eval", "--json", str(cc),
+                 "--repro-dir", str(tmp_path / "repro")])
+    assert code in (0, 2)
+    rows = json.loads(cc.read_text())["references"]["trec_eval"]["per_query"]
+    assert {r["query_id"]: r["reference"] for r in rows} == per_query and all(r["agrees"] for r in rows)
