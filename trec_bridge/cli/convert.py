@@ -18,11 +18,12 @@ IN and OUT: a name ending in .json is a JSON run; anything else is a TREC run
 ('qid Q0 docno rank score tag' lines, plain or .gz).
 
 TREC -> JSON: the order of each query is trec_eval's (score descending, equal
-scores by document ID descending) unless --order rank. If the rank column
-disagrees with that order, the number of such queries is reported.
+scores by document ID descending) unless --order rank (then, and only then,
+ranks must be non-negative integers). If numeric ranks disagree with that
+order, the number of such queries is reported. With a sidecar, its order.
 
-JSON -> TREC: ranks are written 1..n in the run's order. A run that came
-from a TREC file (TREC -> JSON -> TREC, or TREC -> TREC) gets back its own
+JSON -> TREC: ranks are written 1..n in the run's order. A run read from a
+TREC file by score (TREC -> JSON -> TREC, or TREC -> TREC) gets back its own
 scores, line for line the same doubles, so every tool reads the new file
 exactly as it read the original. Any other query keeps its scores when they
 order it by themselves for every tool (strictly decreasing even as 32-bit
