@@ -1,7 +1,8 @@
 """Run JSON (``trec-bridge.run`` version 1) <-> ``model.Run``.
 
 The JSON list order *is* the run's order: no scores are needed and none are
-used to reorder (``order_source = "list"``).  Three states stay distinct:
+used to reorder (``order_source = "list"``; ``"ordered_by": "score"`` records
+that the lists were read from a TREC file's scores, ``order_source = "score"``).  Three states stay distinct:
 a query with ``[]`` ran and found nothing, a query in ``failures`` failed, a
 query in neither is missing; a query in both is refused.  Writing puts the
 built document through the loader's checks first, so an unloadable file is
@@ -31,6 +32,9 @@ _DOC_ID = itemgetter("doc_id")
 _SCORE = methodcaller("get", "score")
 _SCORE_OR_0 = methodcaller("get", "score", 0)
 _LAYOUT = {"system": 64, "rankings": 1, "failures": 1}
+# "ordered_by": "score" marks lists that are their scores' strict reading (a run read from a TREC file by
+# score): the scores are the run's own, and a TREC file written from it keeps them (converters.trec_run).
+ORDERED_BY_KEY = "ordered_by"
 # Run.metadata keys this format carries; other keys are not written.
 SYSTEM_KEY, FAILURE_KINDS_KEY = "system", "failure_kinds"
 
@@ -98,7 +102,7 @@ def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False) -> Ru
         dataset_version=doc.get("dataset_version"),
         metadata=metadata,
         order=None,
-        order_source="list",
+        order_source="score" if doc.get(ORDERED_BY_KEY) == "score" else "list",
         source=file,
         unique_checked=not allow_duplicates,
     )
@@ -193,6 +197,8 @@ def run_to_document(run: Run) -> dict:
             doc[key] = value
     if run.metadata.get(SYSTEM_KEY) is not None:
         doc["system"] = sj.sorted_keys(run.metadata[SYSTEM_KEY])
+    if run.order_source == "score":
+        doc[ORDERED_BY_KEY] = "score"
     doc["rankings"] = _rankings(run)
     if run.failures:
         kinds = run.metadata.get(FAILURE_KINDS_KEY) or {}
@@ -201,7 +207,7 @@ def run_to_document(run: Run) -> dict:
 
 
 def _rankings(run: Run) -> dict:
-    frame = run.frame
+    frame = run.own_frame()  # a sidecar's original scores where the TREC file holds synthetic ones
     groups = frame.group_by("query_id", maintain_order=True).agg(
         pl.len().alias("n"), (pl.col("rank") == pl.int_range(1, pl.len() + 1)).all().alias("ranked")
     )

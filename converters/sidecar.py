@@ -119,7 +119,13 @@ def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
 
 
 def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
-    """``run`` as parsed from the TREC file, completed by its manifest."""
+    """``run`` as parsed from the TREC file (in rank order), completed by its manifest.
+
+    The manifest restores what TREC cannot hold for the strict reading (queries,
+    empty rankings, failures, IDs, the run's order) and the original scores for
+    writers (``Run.own_scores``); the frame keeps the file's scores, because an
+    emulated tool reads exactly the bytes the tool would read.
+    """
     try:
         entries = [(str(e["query_id"]), int(e["documents"])) for e in manifest["queries"]]
         failures = {str(k): str(v) for k, v in manifest["failures"].items()}
@@ -159,9 +165,11 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
         if len(values) != counts.get(q, -1):
             raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {q!r}, the TREC file "
                                f"{counts.get(q, 0)} documents", file=side, query=q)
-    frame = _restore_scores(run.frame, replace) if replace else run.frame
-    return Run(frame=frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,
-               order=order, order_source=order_source, source=run.source, unique_checked=run.unique_checked, **ids)
+    out = Run(frame=run.frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,
+              order=order, order_source=order_source, source=run.source, unique_checked=run.unique_checked, **ids)
+    if replace:  # the frame keeps the file's scores: what every tool reads; writers take these
+        out.remember_own_scores(_restore_scores(run.frame, replace).get_column("score"))
+    return out
 
 
 def _restore_scores(frame: pl.DataFrame, replace: dict[str, list]) -> pl.DataFrame:

@@ -36,16 +36,29 @@ from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed
 SCORE_PATTERN = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 INTEGER_PATTERN = r"^[+-]?[0-9]+$"
 RUN_LAYOUT = "query Q0 doc rank score tag"
-RUN_FIELDS = [
+_ID_FIELDS = [
     Field("query_id"),
     Field("q0", pl.Categorical),  # few distinct values: categorical parsing saves time and memory
     Field("doc_id"),
-    Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK",
-          "a non-negative integer (at most 2^63-1)"),
+]
+_SCORE_AND_TAG = [
     Field("score", pl.Float64, SCORE_PATTERN, lambda c: c.is_finite(), "E_RUN_SCORE",
           "a finite decimal number (such as 12.5, -3, 1e-5)"),
     Field("tag", pl.Categorical),
 ]
+# --order rank: the rank column decides the order, so it must be a rank.
+RANKED_RUN_FIELDS = _ID_FIELDS + [
+    Field("rank", pl.Int64, INTEGER_PATTERN, lambda c: c >= 0, "E_RUN_RANK",
+          "a non-negative integer (at most 2^63-1)"),
+] + _SCORE_AND_TAG
+# --order score (the default): trec_eval, pytrec_eval and ir_measures never read the rank column, so any token
+# is accepted; a numeric one (0-based, decimal, negative) is kept to report a rank/score disagreement, others are null.
+RUN_FIELDS = _ID_FIELDS + [Field("rank", pl.Float64)] + _SCORE_AND_TAG
+
+
+def run_fields(order: str) -> list[Field]:
+    """The columns as the reader checks them: the rank column is validated only where it is used."""
+    return RANKED_RUN_FIELDS if order == "rank" else RUN_FIELDS
 DEFAULT_TAG = "trec-bridge"
 MAX_SYNTHETIC = 1 << 24  # synthetic scores must stay exact in a float32
 # any character Python's str.split() splits on, or NUL: an ID holding one cannot be written
@@ -59,6 +72,8 @@ class TrecWriteInfo:
     path: str
     sidecar: str | None = None
     synthetic_queries: list[str] = field(default_factory=list)  # written with scores n, n-1, ..., 1
+    synthetic_reasons: dict[str, str] = field(default_factory=dict)  # query -> why (NO_SCORES, OFF_ORDER, TOOL_TIES)
+    kept_as_tools_read: dict[str, str] = field(default_factory=dict)  # own scores kept that tools read their own way
     empty_queries: list[str] = field(default_factory=list)  # no line in the TREC file
     failed_queries: list[str] = field(default_factory=list)
 
@@ -72,7 +87,11 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     ``order="score"`` is trec_eval's order (score descending, ties by document
     ID descending); ``order="rank"`` follows the rank column (equal ranks keep
     file order).  When ``<path>.manifest.json`` exists (and ``use_sidecar``),
-    its SHA-256 must match and the run it describes comes back exactly.
+    its SHA-256 must match and the run it describes comes back: its queries,
+    failures, IDs and order (the rank column the writer wrote, whatever
+    ``order``), with the file's scores in ``frame`` (what every tool reads)
+    and the run's own scores, where the file holds synthetic ones, in
+    ``Run.own_scores()``.
     """
     if order not in ("score", "rank"):
         raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
@@ -85,7 +104,9 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     census = check_bytes(raw, name)
     if manifest is not None and not has_data(raw):
         return _sidecar.apply_run_manifest(_empty_run(name), manifest, str(side))
-    cols = split_columns(raw, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
+    if manifest is not None:
+        order = "rank"  # the writer put the run's own order in the rank column (its scores may not follow it)
+    cols = split_columns(raw, run_fields(order), name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
     run = _run_of(cols.frame, cols.lines, order, name)
     if manifest is not None:
         run = _sidecar.apply_run_manifest(run, manifest, str(side))
@@ -134,7 +155,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         fh.seek(0)
         digest = hashlib.sha256() if fingerprint else None
         any_data, seen = False, set()
-        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size))
+        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
         with closing(ahead):
             for part in _runs_of_pieces(ahead, name, order):
                 if part is None:
@@ -151,7 +172,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             files.remember_digest(path, info, digest.hexdigest())
 
 
-def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
+def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int, fields: list[Field]
                     ) -> Iterator[tuple[bytes, bool, tuple[str, pl.DataFrame | None] | None]]:
     """Each piece with polars' parse of it as space-separated columns, trusted only once the census agrees.
 
@@ -160,7 +181,7 @@ def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int
     """
     for chunk, at_start, _ in _line_pieces(fh, part_bytes, digest, name):
         shown.detail = f"{fh.tell() / 1e6:,.0f} of {size / 1e6:,.0f} MB"
-        yield chunk, at_start, ((" ", parse_typed(chunk, RUN_FIELDS, " ")) if chunk else None)
+        yield chunk, at_start, ((" ", parse_typed(chunk, fields, " ")) if chunk else None)
 
 
 def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | None]:
@@ -172,7 +193,7 @@ def _runs_of_pieces(pieces: Iterator, name: str, order: str) -> Iterator[Run | N
             with _lines_from(lines_before):
                 census = check_bytes(chunk, name, at_file_start=at_start, line_ends_parsed=_line_ends(chunk, parsed))
                 if has_data(chunk):
-                    cols = split_columns(chunk, RUN_FIELDS, name, blank_lines="skip", layout=RUN_LAYOUT,
+                    cols = split_columns(chunk, run_fields(order), name, blank_lines="skip", layout=RUN_LAYOUT,
                                          census=census, parsed=parsed)
                     run = _run_of(cols.frame, cols.lines, order, name)
             lines_before += census.count(10)
@@ -405,6 +426,9 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
             file_row = np.arange(n) if row is None else row
             w_ord = file_row if perm is None else file_row[perm]
             ok[1:] |= (r_ord[:-1] == r_ord[1:]) & (w_ord[:-1] < w_ord[1:])
+        if frame.get_column("rank").null_count():  # a token that is not a number says nothing about the order
+            known = ~np.isnan(r_ord)
+            ok[1:] |= ~(known[:-1] & known[1:])
         disagree[qidx[np.flatnonzero(~ok)]] = True
         if order == "rank":
             in_file_order = ~same
@@ -478,15 +502,30 @@ def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, r
 
 # --------------------------------------------------------------------------- writing
 
-def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True) -> TrecWriteInfo:
+ScoreMode = Literal["auto", "keep", "order"]
+SCORE_MODES = ("auto", "keep", "order")
+# why a query's own scores would not make every tool read the run's order
+NO_SCORES = "documents without a score"
+OFF_ORDER = "its list order is not the order of its scores (edited, or ordered by the rank column)"
+TOOL_TIES = "scores tied, or equal as float32: trec_eval and the Python tools would break those ties differently"
+
+
+def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
+                   scores: ScoreMode = "auto") -> TrecWriteInfo:
     """Write ``run`` as a TREC run (gzip when ``path`` ends in .gz), atomically.
 
     Lines are ``qid Q0 doc rank score tag`` with rank 1..n in the run's order.
-    A query's scores are written as they are when they are strictly
-    decreasing even as float32 (what trec_eval 9 and pytrec_eval compare);
-    otherwise as n, n-1, ..., 1, so that every tool reads the run's order.
-    With ``sidecar``, ``<path>.manifest.json`` keeps what TREC cannot.
+    Which scores (``scores``; see ``choose_scores``): ``"auto"`` writes a run
+    read from a TREC file by score with its own scores, so that every tool
+    reads the written file exactly as it read the original, and otherwise
+    acts as ``"order"``; ``"order"`` keeps a query's scores only when every
+    tool reads the run's order from them, and writes n, n-1, ..., 1 otherwise;
+    ``"keep"`` writes every query's own scores and lets each tool read them
+    its own way.  With ``sidecar``, ``<path>.manifest.json`` keeps what TREC
+    cannot (including the scores replaced by synthetic ones).
     """
+    if scores not in SCORE_MODES:
+        raise UsageError("E_USAGE", f"scores must be one of {', '.join(SCORE_MODES)}, not {scores!r}")
     target = str(path)
     frame = ordered_frame(run)
     tag = run.run_id if run.run_id is not None else DEFAULT_TAG
@@ -494,16 +533,19 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True) -> T
     if frame.height == 0 and not sidecar:
         raise InvalidInput("E_FILE_EMPTY", "the run has no ranked document; a TREC file without sidecar "
                            "cannot express that", file=target)
-    scores, synthetic = trec_score_columns(frame)
+    choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and run.order_source == "score"),
+                           keep_off_order=scores == "keep")
     lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
-                         scores, pl.lit(tag).alias("tag"))
+                         score_column(choice), pl.lit(tag).alias("tag"))
     buf = io.BytesIO()
     lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
     data = buf.getvalue()
     if target.endswith(".gz"):
         data = gzip.compress(data, compresslevel=6, mtime=0)
     ranked = set(frame.get_column("query_id").unique().to_list())
-    info = TrecWriteInfo(path=target, synthetic_queries=synthetic,
+    synthetic = list(choice.synthetic)
+    info = TrecWriteInfo(path=target, synthetic_queries=synthetic, synthetic_reasons=dict(choice.synthetic),
+                         kept_as_tools_read=dict(choice.kept),
                          empty_queries=[q for q in run.queries if q not in ranked],
                          failed_queries=list(run.failures))
     side = _sidecar.sidecar_path(target)
@@ -524,7 +566,7 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True) -> T
 
 def ordered_frame(run: Run) -> pl.DataFrame:
     """The run's frame grouped by ``run.queries`` order with rank 1..n (sorted if it was not)."""
-    frame = run.frame.select(list(RUN_SCHEMA)).cast(RUN_SCHEMA)
+    frame = run.own_frame().select(list(RUN_SCHEMA)).cast(RUN_SCHEMA)  # the run's own scores: a writer's
     if frame.height == 0:
         return frame
     pos = {q: i for i, q in enumerate(run.queries)}
@@ -568,43 +610,93 @@ def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
                            f"the tag column of the TREC file {target}")
 
 
-def trec_score_columns(frame: pl.DataFrame) -> tuple[pl.Series, list[str]]:
-    """Score text per row, and the queries that needed synthetic scores.
+class ChosenScores(NamedTuple):
+    """The scores to write (float64 per row) and what was decided, per query."""
 
-    A query keeps its scores when all are present, finite and strictly
-    decreasing after rounding to float32 (so trec_eval 9's float ties cannot
-    appear, and float64 readers agree).  Others get n - position + 1.
+    values: np.ndarray
+    synthetic_rows: np.ndarray  # bool per row: written as n - position + 1
+    synthetic: dict[str, str]  # query -> why its own scores were not written (first reason found)
+    kept: dict[str, str]  # query -> why tools may read its kept scores in another order than the run's
+
+
+def choose_scores(frame: pl.DataFrame, *, keep_tool_ties: bool = False, keep_off_order: bool = False
+                  ) -> ChosenScores:
+    """Which queries keep their own scores in a TREC file, and which get n, n-1, ..., 1.
+
+    ``frame`` is ordered (grouped by query, rank 1..n).  A query's scores make
+    every tool read its order when all are present, finite and strictly
+    decreasing after rounding to float32 (trec_eval 9 and pytrec_eval read
+    float32; ir_measures and ranx doubles): they are always kept.  Scores
+    whose ties (exact or float32) the tools break their own way are kept
+    with ``keep_tool_ties`` when the list is their strict reading (score
+    descending, equal scores by document ID descending, the TREC reader's
+    order); scores in another order than the list only with
+    ``keep_off_order``.  A query with a missing score always gets synthetic
+    scores: a TREC line needs one.
     """
-    values, synthetic_rows, synthetic = trec_score_values(frame)
-    text = pl.Series(values).cast(pl.String)
-    if synthetic_rows.any():
-        ints = pl.Series(np.where(synthetic_rows, values, 0).astype(np.int64)).cast(pl.String)
-        text = pl.select(pl.when(pl.Series(synthetic_rows)).then(ints).otherwise(text)).to_series()
-    return text.alias("score"), synthetic
-
-
-def trec_score_values(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Float64 scores that order every tool like the frame; see ``trec_score_columns``."""
     n = frame.height
     qids = frame.get_column("query_id")
     if n == 0:
-        return np.empty(0), np.zeros(0, dtype=bool), []
+        return ChosenScores(np.empty(0), np.zeros(0, dtype=bool), {}, {})
     change = qids.ne_missing(qids.shift(1)).to_numpy()
     qidx = np.cumsum(change) - 1
     score = frame.get_column("score").cast(pl.Float64).to_numpy()  # null -> nan
     with np.errstate(over="ignore", invalid="ignore"):
         s32 = score.astype(np.float32)
-    row_ok = np.isfinite(s32)
-    row_ok[1:] &= change[1:] | (s32[:-1] > s32[1:])
-    bad_q = np.bincount(qidx, weights=~row_ok) > 0
-    rows = bad_q[qidx]
+    first = change.copy()
+    missing_q = np.bincount(qidx, weights=~np.isfinite(score)) > 0
+    all_tools = first.copy()
+    all_tools[1:] |= s32[:-1] > s32[1:]
+    all_tools &= np.isfinite(s32)  # beyond the float32 range trec_eval reads inf
+    tools_q = np.bincount(qidx, weights=~all_tools) == 0
+    keep_q = ~missing_q & tools_q
+    off_q = np.zeros_like(keep_q)
+    if not keep_q.all():
+        strict = first.copy()
+        strict[1:] |= score[:-1] > score[1:]
+        tie_rows = np.flatnonzero(~strict & np.r_[False, score[:-1] == score[1:]])
+        if tie_rows.size:
+            doc = frame.get_column("doc_id")
+            strict[tie_rows] = (doc.gather(tie_rows - 1) > doc.gather(tie_rows)).to_numpy()
+        off_q = np.bincount(qidx, weights=~strict) > 0
+        if keep_tool_ties:
+            keep_q |= ~missing_q & ~off_q
+        if keep_off_order:
+            keep_q |= ~missing_q
+    names = qids.gather(np.flatnonzero(change)).to_list()
+
+    def why(i: int) -> str:
+        return NO_SCORES if missing_q[i] else OFF_ORDER if off_q[i] else TOOL_TIES
+    synthetic = {names[i]: why(i) for i in np.flatnonzero(~keep_q)}
+    kept = {names[i]: why(i) for i in np.flatnonzero(keep_q & ~tools_q)}
+    rows = ~keep_q[qidx]
     if not rows.any():
-        return score, rows, []
+        return ChosenScores(score, rows, synthetic, kept)
     sizes = np.bincount(qidx)
     if sizes.max() >= MAX_SYNTHETIC:
         raise TrecBridgeError("E_OUTPUT", f"a query has {sizes.max()} documents; synthetic scores need fewer than "
                               f"{MAX_SYNTHETIC}")
     rank = frame.get_column("rank").to_numpy()
     values = np.where(rows, (sizes[qidx] - rank + 1).astype(np.float64), score)
-    names = qids.gather(np.flatnonzero(change)).to_list()
-    return values, rows, [names[i] for i in np.flatnonzero(bad_q)]
+    return ChosenScores(values, rows, synthetic, kept)
+
+
+def score_column(choice: ChosenScores) -> pl.Series:
+    """Score text per row: the shortest digits that read back as the same double, integers for synthetic ones."""
+    text = pl.Series(choice.values).cast(pl.String)
+    if choice.synthetic_rows.any():
+        ints = pl.Series(np.where(choice.synthetic_rows, choice.values, 0).astype(np.int64)).cast(pl.String)
+        text = pl.select(pl.when(pl.Series(choice.synthetic_rows)).then(ints).otherwise(text)).to_series()
+    return text.alias("score")
+
+
+def trec_score_columns(frame: pl.DataFrame) -> tuple[pl.Series, list[str]]:
+    """Score text per row that makes every tool read the frame's order, and the queries that needed synthetic scores."""
+    choice = choose_scores(frame)
+    return score_column(choice), list(choice.synthetic)
+
+
+def trec_score_values(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Float64 scores that order every tool like the frame; see ``choose_scores``."""
+    choice = choose_scores(frame)
+    return choice.values, choice.synthetic_rows, list(choice.synthetic)

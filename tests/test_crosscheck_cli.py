@@ -161,3 +161,105 @@ def test_complete_flag_runs_trec_eval_with_c(tmp_path):
     assert te["policy"] == "trec_eval_c" and te["command"][0].startswith("trec_eval -q -c ")
     # -c: the missing q2 counts 0 in the mean, like strict; only the no-relevant q3 differs
     assert [p["axis"] for p in te["aggregates"]["AP"]["parts"]] == ["no_relevant"]
+
+
+# ---------------------------------------------------------------- emulations read the bytes the tool reads (issue 13 §3)
+
+# Reciprocal-rank fusion: 1/12 as two doubles that are one float32. trec_eval reads them tied and puts the
+# larger docno (the non-relevant NCT01109771) first: AP 0.5; read as doubles the relevant one is first: AP 1.
+RRF_QRELS = "20 0 NCT00471692 2\n20 0 NCT01109771 0\n"
+RRF_RUN = "20 Q0 NCT00471692 1 0.08333333333333334 rrf\n20 Q0 NCT01109771 2 0.08333333333333333 rrf\n"
+needs_trec_eval = pytest.mark.skipif(find_binary() is None, reason="trec_eval binary not found")
+
+
+def real_trec_eval_map(qrels: str, run: str) -> str:
+    """What the real binary prints for map on these exact files."""
+    import subprocess
+
+    out = subprocess.run([find_binary(), "-m", "map", qrels, run], capture_output=True, text=True, check=True).stdout
+    return out.split()[2]
+
+
+def score_cli(capsys, *argv) -> dict:
+    """``score ... --json``: the JSON report (exit code checked by the caller through the report)."""
+    out = Path(argv[-1])
+    assert main(["score", *argv[:-1], "--json", str(out)]) == 0
+    capsys.readouterr()
+    return json.loads(out.read_text())
+
+
+def crosscheck_map(tmp_path, capsys, qrels: str, run: str) -> dict:
+    report = tmp_path / "cc.json"
+    code = main(["crosscheck", qrels, run, "AP", "--against", "trec_eval", "--json", str(report),
+                 "--repro-dir", str(tmp_path / "repro")])
+    capsys.readouterr()
+    assert code == 0
+    return json.loads(report.read_text())["references"]["trec_eval"]["aggregates"]["AP"]
+
+
+@needs_trec_eval
+def test_trec_json_trec_round_trip_is_read_by_trec_eval_as_the_original(tmp_path, capsys):
+    """TREC -> JSON -> TREC keeps the scores, so trec_eval, --policy trec_eval and crosscheck all read 0.5."""
+    q, r = files(tmp_path, RRF_QRELS, RRF_RUN)
+    assert real_trec_eval_map(q, r) == "0.5000"
+    json_run, back = tmp_path / "rrf.json", tmp_path / "back.run"
+    assert main(["convert", "run", r, str(json_run), "--dataset-id", "trials"]) == 0
+    assert main(["convert", "run", str(json_run), str(back)]) == 0
+    assert back.read_text() == RRF_RUN  # line for line, here even byte for byte
+    assert real_trec_eval_map(q, str(back)) == "0.5000"
+    report = score_cli(capsys, q, str(back), "AP", "--policy", "trec_eval", str(tmp_path / "te.json"))
+    assert report["means"]["AP"]["value"] == 0.5
+    strict = score_cli(capsys, q, str(back), "AP", str(tmp_path / "strict.json"))
+    assert strict["means"]["AP"]["value"] == 1.0  # the strict reading: doubles, the relevant document first
+    agg = crosscheck_map(tmp_path, capsys, q, str(back))
+    assert (agg["reference"], agg["emulation"], agg["strict"], agg["agrees"]) == (0.5, 0.5, 1.0, True)
+
+
+@needs_trec_eval
+def test_emulation_reads_the_file_not_the_sidecar(tmp_path, capsys):
+    """A JSON run (its list order is its own) written to TREC gets n..1; the sidecar keeps the JSON scores.
+
+    trec_eval reads the file's n..1 (AP 1); so must --policy trec_eval and the cross-check's reference column,
+    not the sidecar's float32-equal originals (which read AP 0.5: the old, wrong emulation).
+    """
+    q, _ = files(tmp_path, RRF_QRELS, RRF_RUN)
+    json_run, trec = tmp_path / "rrf.json", tmp_path / "rrf.run"
+    json_run.write_text(json.dumps({"format": "trec-bridge.run", "version": 1, "dataset_id": "trials", "run_id": "rrf",
+                                    "rankings": {"20": [{"doc_id": "NCT00471692", "score": 0.08333333333333334},
+                                                        {"doc_id": "NCT01109771", "score": 0.08333333333333333}]}}))
+    assert main(["convert", "run", str(json_run), str(trec)]) == 0
+    err = capsys.readouterr().err
+    assert "1 query written with scores n..1" in err and "'20'" in err and "float32" in err
+    assert trec.read_text().split("\n")[0].split()[4] == "2"
+    assert json.loads((tmp_path / "rrf.run.manifest.json").read_text())["original_scores"] == {
+        "20": [0.08333333333333334, 0.08333333333333333]}
+    assert real_trec_eval_map(q, str(trec)) == "1.0000"
+    for policy in ("trec_eval", "trec_eval_c", "pytrec_eval", "ir_measures"):
+        report = score_cli(capsys, q, str(trec), "AP", "--policy", policy, str(tmp_path / f"{policy}.json"))
+        assert report["means"]["AP"]["value"] == 1.0, policy
+    agg = crosscheck_map(tmp_path, capsys, q, str(trec))
+    assert (agg["reference"], agg["emulation"], agg["agrees"]) == (1.0, 1.0, True)
+    # and back to JSON, the sidecar gives the JSON's own scores again
+    again = tmp_path / "again.json"
+    assert main(["convert", "run", str(trec), str(again)]) == 0
+    assert json.loads(again.read_text())["rankings"] == json.loads(json_run.read_text())["rankings"]
+
+
+@needs_trec_eval
+def test_convert_scores_option_chooses(tmp_path, capsys):
+    """--scores keep writes the JSON's float32-equal scores (trec_eval then reads 0.5); order rewrites a TREC run's."""
+    q, r = files(tmp_path, RRF_QRELS, RRF_RUN)
+    json_run = tmp_path / "rrf.json"
+    json_run.write_text(json.dumps({"format": "trec-bridge.run", "version": 1, "dataset_id": "trials", "run_id": "rrf",
+                                    "rankings": {"20": [{"doc_id": "NCT00471692", "score": 0.08333333333333334},
+                                                        {"doc_id": "NCT01109771", "score": 0.08333333333333333}]}}))
+    kept = tmp_path / "kept.run"
+    assert main(["convert", "run", str(json_run), str(kept), "--scores", "keep"]) == 0
+    assert "keep their own scores" in capsys.readouterr().err
+    assert kept.read_text() == RRF_RUN
+    assert real_trec_eval_map(q, str(kept)) == "0.5000"
+    ordered = tmp_path / "ordered.run"
+    assert main(["convert", "run", r, str(ordered), "--scores", "order"]) == 0
+    assert [line.split()[4] for line in ordered.read_text().splitlines()] == ["2", "1"]
+    assert real_trec_eval_map(q, str(ordered)) == "1.0000"
+    assert main(["convert", "run", r, str(tmp_path / "x.json"), "--dataset-id", "d", "--scores", "keep"]) == 1

@@ -103,9 +103,10 @@ def test_trec_export_read_by_pytrec_eval(toy, tmp_path):
     for m, name in PTE.items():
         assert ours.means[m].value == pytest.approx(pytrec_eval.compute_aggregated_measure(
             name, [v[name] for v in values.values()]), abs=1e-12)
-    # with the sidecar, trec-bridge gets the original run back (scores included)
+    # with the sidecar, trec-bridge gets the original run back (its own scores for writers; the frame keeps
+    # the file's scores, which every tool reads)
     back = read_trec_run(run_path)
-    assert back.frame.equals(run.frame) and back.run_id == "sys" and back.dataset_id == "toy"
+    assert back.own_frame().equals(run.frame) and back.frame.equals(seen.frame) and back.run_id == "sys" and back.dataset_id == "toy"
 
 
 def _neg(doc: str) -> tuple:

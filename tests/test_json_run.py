@@ -189,7 +189,11 @@ def test_dump_keeps_empty_and_missing_apart_and_drops_trec_order(tmp_path):
     path = tmp_path / "r.json"
     dump_run(run, path)
     back = load_run(path)
-    assert back.order_source == "list" and back.metadata == {"failure_kinds": {"q4": "error"}}
+    # a run ordered by its scores says so ("ordered_by": "score"), so a TREC file written from it keeps them
+    assert doc["ordered_by"] == "score" and back.order_source == "score"
+    assert back.metadata == {"failure_kinds": {"q4": "error"}}
+    run.order_source = "rank"  # read by the rank column: the lists are the run's order, not the scores'
+    assert "ordered_by" not in run_to_document(run)
 
 
 @pytest.mark.parametrize(
@@ -256,3 +260,36 @@ def test_random_runs_round_trip(tmp_path, run):
     assert_same_run(run, loaded)
     dump_run(loaded, two)
     assert one.read_bytes() == two.read_bytes()
+
+
+def test_json_to_trec_rewrites_only_what_the_tools_would_misread_and_says_why(tmp_path, capsys):
+    """A JSON run read from TREC keeps its scores; an edited list, missing scores, a native float32 tie get n..1."""
+    from converters.trec_run import NO_SCORES, OFF_ORDER, TOOL_TIES, write_trec_run
+    from trec_bridge.cli.main import main
+
+    doc = {"format": "trec-bridge.run", "version": 1, "dataset_id": "d", "run_id": "r", "ordered_by": "score",
+           "rankings": {
+               "tied": [{"doc_id": "b", "score": 1.0}, {"doc_id": "a", "score": 1.0}],  # the TREC reading of a tie
+               "edited": [{"doc_id": "a", "score": 1.0}, {"doc_id": "b", "score": 2.0}],  # moved up by hand
+               "bare": ["x", "y"],
+               "plain": [{"doc_id": "a", "score": 2.0}, {"doc_id": "b", "score": 1.0}]}}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    run = load_run(path)
+    info = write_trec_run(run, tmp_path / "auto.run")
+    assert info.synthetic_reasons == {"edited": OFF_ORDER, "bare": NO_SCORES}
+    assert info.kept_as_tools_read == {"tied": TOOL_TIES}
+    lines = (tmp_path / "auto.run").read_text().splitlines()
+    assert [line.split()[4] for line in lines] == ["1.0", "1.0", "2", "1", "2", "1", "2.0", "1.0"]
+    info = write_trec_run(run, tmp_path / "keep.run", scores="keep")
+    assert info.synthetic_reasons == {"bare": NO_SCORES}
+    assert set(info.kept_as_tools_read) == {"tied", "edited"}
+    info = write_trec_run(run, tmp_path / "order.run", scores="order")
+    assert info.synthetic_reasons == {"tied": TOOL_TIES, "edited": OFF_ORDER, "bare": NO_SCORES}
+    del doc["ordered_by"]  # a JSON run of its own: its list order is what every tool must read
+    path.write_text(json.dumps(doc))
+    assert main(["convert", "run", str(path), str(tmp_path / "native.run")]) == 0
+    err = capsys.readouterr().err
+    assert "1 query written with scores n..1" in err and "'tied'" in err and "float32" in err
+    assert "'edited'" in err and "list order is not the order of its scores" in err
+    assert "'bare'" in err and "without a score" in err

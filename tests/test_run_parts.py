@@ -61,8 +61,10 @@ def test_parts_score_like_the_whole_run(tmp_path, part_bytes, policy, order):
     dataset = load_dataset_any(qrels)
     parts = list(read_trec_run_parts(run, order=order, part_bytes=part_bytes))
     assert len(parts) > 1 or part_bytes == 1 << 20
-    whole = score(dataset, read_trec_run(run, order=order), MEASURES, get_policy(policy))
-    in_parts = score_parts(dataset, iter(parts), MEASURES, get_policy(policy))
+    # an emulated policy refuses what its tool does not print (trec_eval has no Judged@k)
+    measures = [m for m in MEASURES if not (policy == "trec_eval" and m.family == "Judged")]
+    whole = score(dataset, read_trec_run(run, order=order), measures, get_policy(policy))
+    in_parts = score_parts(dataset, iter(parts), measures, get_policy(policy))
     assert _table(in_parts) == _table(whole)
     assert {k: (m.value, m.exact, m.eligible) for k, m in in_parts.means.items()} == \
            {k: (m.value, m.exact, m.eligible) for k, m in whole.means.items()}

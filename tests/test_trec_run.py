@@ -96,10 +96,6 @@ REJECTIONS = [
     ("score underscore", "q1 Q0 a 1 1_000 t\n", "E_RUN_SCORE", 1),
     ("score overflows", "q1 Q0 a 1 1e999 t\n", "E_RUN_SCORE", 1),
     ("score after blank lines", "\n\nq1  Q0 a 1 x t\n", "E_RUN_SCORE", 3),
-    ("rank negative", "q1 Q0 a 1 1.0 t\nq1 Q0 b -1 0.5 t\n", "E_RUN_RANK", 2),
-    ("rank decimal", "q1 Q0 a 1.0 1.0 t\n", "E_RUN_RANK", 1),
-    ("rank word", "q1 Q0 a 1 1.0 t\nq1 Q0 b two 0.5 t\n", "E_RUN_RANK", 2),
-    ("rank too large", "q1 Q0 a 99999999999999999999 1.0 t\n", "E_RUN_RANK", 1),
     ("duplicate doc", "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 a 1 1 t\nq1 Q0 a 3 1 t\n", "E_RUN_DUPLICATE_DOC", 4),
     ("duplicate doc, blank lines", "q1 Q0 a 1 3 t\n\n\nq1\tQ0 a 3 1 t\n", "E_RUN_DUPLICATE_DOC", 4),
     ("duplicate doc in a later query", "q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq2 Q0 c 2 0.5 t\nq2 Q0 b 3 0.2 t\n",
@@ -134,6 +130,40 @@ def test_rejections(tmp_path, content, code, line):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]
 
 
+RANK_REJECTIONS = [
+    ("rank negative", "q1 Q0 a 1 1.0 t\nq1 Q0 b -1 0.5 t\n", 2),
+    ("rank decimal", "q1 Q0 a 1.0 1.0 t\n", 1),
+    ("rank word", "q1 Q0 a 1 1.0 t\nq1 Q0 b two 0.5 t\n", 2),
+    ("rank too large", "q1 Q0 a 99999999999999999999 1.0 t\n", 1),
+]
+
+
+@pytest.mark.parametrize("content,line", [r[1:] for r in RANK_REJECTIONS], ids=[r[0] for r in RANK_REJECTIONS])
+def test_rank_column_is_checked_where_it_orders(tmp_path, content, line):
+    """--order rank reads the rank column, so a rank that is not a rank is refused there (and only there)."""
+    path = put(tmp_path, content)
+    with pytest.raises(InvalidInput) as err:
+        read_trec_run(path, order="rank")
+    assert (err.value.code, err.value.where.line) == ("E_RUN_RANK", line)
+    assert main(["convert", "run", path, str(tmp_path / "out.json"), "--dataset-id", "d", "--order", "rank"]) == 1
+    # under the default order the rank column is unused, as in trec_eval, pytrec_eval and ir_measures
+    run = read_trec_run(path)
+    assert run.frame.height == content.count("\n")
+    assert main(["convert", "run", path, str(tmp_path / "out.json"), "--dataset-id", "d"]) == 0
+
+
+def test_rank_column_unused_by_default_yet_compared_where_numeric(tmp_path):
+    """Any rank token reads under --order score; a disagreement is still reported where the ranks are numbers."""
+    content = ("q1 Q0 a 0 3 t\nq1 Q0 b 1 2 t\nq1 Q0 c 2 1 t\n"  # 0-based, agrees
+               "q2 Q0 d -2 1 t\nq2 Q0 e -1 2 t\n"  # negative, disagrees (e scores higher, d ranks higher)
+               "q3 Q0 f 1.5 1 t\nq3 Q0 g 0.5 2 t\n"  # decimal, agrees (g first both ways)
+               "q4 Q0 h two 1 t\nq4 Q0 i one 2 t\n")  # words: nothing to compare
+    run = read_trec_run(put(tmp_path, content))
+    assert [(o.query_id, o.rank_disagrees) for o in run.order] == [
+        ("q1", False), ("q2", True), ("q3", False), ("q4", False)]
+    assert run.frame.select("doc_id").to_series().to_list() == ["a", "b", "c", "e", "d", "g", "f", "i", "h"]
+
+
 def test_rejection_names_query_and_doc(tmp_path):
     with pytest.raises(InvalidInput) as err:
         read_trec_run(put(tmp_path, "q1 Q0 a 1 3 t\nq1 Q0 b 2 oops t\n"))
@@ -148,7 +178,7 @@ def test_rejection_names_query_and_doc(tmp_path):
 def test_first_bad_line_is_reported(tmp_path):
     content = "q1 Q0 a 1 1 t\nq1 Q0 b -2 1 t\nq1 Q0 c 3 nan t\n"
     with pytest.raises(InvalidInput) as err:
-        read_trec_run(put(tmp_path, content))
+        read_trec_run(put(tmp_path, content), order="rank")
     assert (err.value.code, err.value.where.line) == ("E_RUN_RANK", 2)
 
 

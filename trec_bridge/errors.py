@@ -31,7 +31,7 @@ ERROR_CODES: dict[str, str] = {
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",
     "E_TREC_BLANK_LINE": "a blank line in a TREC qrels file",
     "E_RUN_SCORE": "a run score that is not a finite decimal number",
-    "E_RUN_RANK": "a run rank that is not a non-negative integer",
+    "E_RUN_RANK": "a run rank that is not a non-negative integer, where the rank column orders the run (--order rank)",
     "E_RUN_DUPLICATE_DOC": "the same document twice in one query's ranking",
     "E_RUN_DUPLICATE_QUERY": "two records for the same query in a run",
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
@@ -84,6 +84,7 @@ ERROR_CODES: dict[str, str] = {
     "E_OUTPUT_IS_INPUT": "an output names one of the command's inputs (same file or same resolved path)",
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
+    "E_POLICY_MEASURE": "a measure or parameter the tool a policy emulates does not compute so (refused, not approximated)",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
     # installer
     "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",

@@ -81,6 +81,24 @@ class Run:
     # (``Run(**{**run.__dict__, "frame": f})``) never reuses them.
     _blocks: tuple | None = field(default=None, repr=False, compare=False)
     _pair_keys: tuple | None = field(default=None, repr=False, compare=False)
+    # The run's own scores where a TREC sidecar kept them (the file holds synthetic ones there).
+    # ``frame`` keeps the file's scores, the bytes every tool reads; only writers use these.
+    _own_scores: tuple | None = field(default=None, repr=False, compare=False)
+
+    def own_scores(self) -> pl.Series:
+        """The run's own scores (null where it had none): a sidecar's where it restored them, else the frame's."""
+        if self._own_scores is not None and self._own_scores[0] is self.frame:
+            return self._own_scores[1]
+        return self.frame.get_column("score")
+
+    def remember_own_scores(self, scores: pl.Series) -> None:
+        self._own_scores = (self.frame, scores.alias("score"))
+
+    def own_frame(self) -> pl.DataFrame:
+        """``frame`` with the run's own scores: what a writer puts in JSON or a TREC file's sidecar."""
+        if self._own_scores is None or self._own_scores[0] is not self.frame:
+            return self.frame
+        return self.frame.with_columns(self._own_scores[1])
 
     def blocks(self) -> tuple[np.ndarray, list[str]]:
         """Row index where each run of equal query IDs starts, and that query ID (frame order)."""

@@ -53,6 +53,9 @@ class Policy:
     rr_cutoff: Literal["honoured", "ignored"] = "honoured"
     # Per-measure exceptions: ir_measures routes RR@k and Judged to providers that sort differently.
     measure_orderings: tuple[tuple[str, bool, Ordering], ...] = field(default=())  # (family, has_cutoff, ordering)
+    # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
+    # tool does not compute so is refused (E_POLICY_MEASURE) by the cross-check's own rule, never approximated.
+    emulates: Literal["trec_eval", "pytrec_eval", "ir_measures"] | None = None
 
     def ordering_for(self, measure: Measure) -> Ordering:
         for family, has_cutoff, ordering in self.measure_orderings:
@@ -95,6 +98,7 @@ TREC_EVAL = Policy(
     query_set="run_and_judged",
     empty_rankings="invisible",
     rr_cutoff="ignored",
+    emulates="trec_eval",
     **_REFERENCE_COMMON,
 )
 
@@ -109,6 +113,7 @@ PYTREC_EVAL = TREC_EVAL.with_axis(
     description="pytrec_eval (trec_eval 9 inside): per-query values for queries in both run and qrels "
     "(an empty ranking dict is evaluated), mean of the returned values",
     empty_rankings="recorded",
+    emulates="pytrec_eval",
 )
 
 IR_MEASURES = Policy(
@@ -119,6 +124,7 @@ IR_MEASURES = Policy(
     duplicates="last_wins",
     measure_orderings=(("RR", True, PYTHON_SORT_ORDER), ("Judged", True, PYTHON_SORT_ORDER),
                        ("Judged", False, PYTHON_SORT_ORDER)),
+    emulates="ir_measures",
     **_REFERENCE_COMMON,
 )
 

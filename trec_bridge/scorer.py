@@ -93,6 +93,7 @@ def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = 
           split: str | None = None, chunk_map: ChunkMap | None = None) -> ScoreResult:
     """Score ``run`` on ``dataset`` under ``policy``; raise InvalidInput before any scoring."""
     dataset = _selected(dataset, split)
+    refuse_unreproducible(dataset, measures, policy)
     chunk_map = chunk_map or dataset.chunk_map
     evidence = None
     if chunk_map is not None:
@@ -113,7 +114,29 @@ def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure],
     ``QueryNotContiguous`` when a query comes back in a later part: the
     caller then reads the run whole.
     """
-    return _score_selected(_selected(dataset, split), parts, measures, policy)
+    dataset = _selected(dataset, split)
+    refuse_unreproducible(dataset, measures, policy)
+    return _score_selected(dataset, parts, measures, policy)
+
+
+def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Policy) -> None:
+    """A policy that emulates a tool prints only what the tool prints: refuse any other measure before scoring.
+
+    The rule is the adapter's ``refusal``, the one the cross-check uses to
+    list a measure as "not compared" (references/base.py).
+    """
+    if policy.emulates is None:
+        return
+    from .errors import UsageError
+    from .references import get
+
+    tool = get(policy.emulates)
+    for m in measures:
+        reason = tool.refusal(m, dataset.threshold, dataset.qrels)
+        if reason is not None:
+            raise UsageError("E_POLICY_MEASURE", f"--policy {policy.name} prints {policy.emulates}'s numbers, and "
+                             f"{policy.emulates} does not compute {m} so ({reason}); score it under the strict "
+                             "policy, or ask for a measure the tool computes")
 
 
 def _selected(dataset: Dataset, split: str | None) -> Dataset:

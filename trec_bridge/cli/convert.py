@@ -18,15 +18,26 @@ IN and OUT: a name ending in .json is a JSON run; anything else is a TREC run
 ('qid Q0 docno rank score tag' lines, plain or .gz).
 
 TREC -> JSON: the order of each query is trec_eval's (score descending, equal
-scores by document ID descending) unless --order rank. If the rank column
-disagrees with that order, the number of such queries is reported.
+scores by document ID descending) unless --order rank (then, and only then,
+ranks must be non-negative integers). If numeric ranks disagree with that
+order, the number of such queries is reported. With a sidecar, its order.
 
-JSON -> TREC: ranks are written 1..n in the run's order. Scores are kept when
-they order the query by themselves even as 32-bit floats (trec_eval 9 reads
-them so); otherwise the query gets scores n, n-1, ..., 1, so that trec_eval,
-pytrec_eval, ir_measures and ranx all read the intended order. A sidecar
-OUT.manifest.json keeps what TREC cannot: empty and failed queries, run and
-dataset IDs, metadata and the original scores. It is read back automatically.
+JSON -> TREC: ranks are written 1..n in the run's order. A run read from a
+TREC file by score (TREC -> JSON -> TREC, or TREC -> TREC) gets back its own
+scores, line for line the same doubles, so every tool reads the new file
+exactly as it read the original. Any other query keeps its scores when they
+order it by themselves for every tool (strictly decreasing even as 32-bit
+floats, which trec_eval 9 reads); otherwise (edited lists, missing scores,
+ties or float32-equal scores) it gets scores n, n-1, ..., 1, so that trec_eval,
+pytrec_eval, ir_measures and ranx all read the JSON order, and convert lists
+those queries and why. --scores chooses: auto (the default, as just said),
+keep (write every query's own scores; each tool reads them its own way) or
+order (scores n..1 wherever the own ones would not make every tool read the
+JSON order). A sidecar OUT.manifest.json keeps what TREC cannot: empty and
+failed queries, run and dataset IDs, metadata, the JSON order and the scores
+replaced by n..1. It is read back automatically, for the strict reading and
+for converting back to JSON; trec_eval and the emulations of the tools
+(--policy, crosscheck) read the file's own scores.
 
 A JSON run names the dataset it was made for and a TREC file does not, so
 TREC -> JSON needs --dataset-id (unless the sidecar names it).
@@ -70,6 +81,11 @@ def add_parser(subparsers) -> None:
     run_p.add_argument("--no-sidecar", action="store_true",
                        help="writing a TREC run: do not write OUT.manifest.json (empty queries, failures, IDs "
                        "and original scores are then lost)")
+    run_p.add_argument("--scores", choices=["auto", "keep", "order"], default=None,
+                       help="writing a TREC run: 'auto' (default) keeps the scores of a run read from a TREC file and "
+                       "otherwise acts as 'order'; 'keep' writes every query's own scores (each tool reads them its "
+                       "own way); 'order' writes n..1 wherever the own scores would not make every tool read the "
+                       "run's order")
     run_p.add_argument("--ignore-sidecar", action="store_true",
                        help="reading a TREC run: ignore an IN.manifest.json next to it")
     _dataset_options(run_p, "the run was made for", sidecar=True)
@@ -134,6 +150,8 @@ def _convert_run(args) -> int:
         raise UsageError("E_USAGE", "--ignore-sidecar applies only when reading a TREC run")
     if args.no_sidecar and dst_json:
         raise UsageError("E_USAGE", "--no-sidecar applies only when writing a TREC run")
+    if args.scores is not None and dst_json:
+        raise UsageError("E_USAGE", "--scores applies only when writing a TREC run; JSON keeps every score as it is")
     if src_json:
         _no_dataset_options(args)
         run = _json_run().load_run(args.input)
@@ -146,17 +164,42 @@ def _convert_run(args) -> int:
         _json_run().dump_run(run, args.output)
         _note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
         return 0
-    info = write_trec_run(run, args.output, sidecar=not args.no_sidecar)
+    info = write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
     _note(f"wrote {args.output}: {run.frame.height} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
-    if info.synthetic_queries:
-        n = len(info.synthetic_queries)
-        _note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal "
-              f"scores), e.g. {info.synthetic_queries[0]!r}"
-              + ("; original scores kept in the sidecar" if info.sidecar else "; original scores NOT kept"))
+    for why, queries in _by_reason(info.synthetic_reasons).items():
+        _note(f"{_count(queries)} written with scores n..1 so that every tool reads the run's order ({why}): "
+              f"{_some(queries)}" + ("; their own scores are kept in the sidecar" if info.sidecar
+                                     else "; their own scores are NOT kept (no sidecar)")
+              + "; --scores keep writes them instead")
+    from_trec = run.order_source == "score" and (args.scores or "auto") == "auto"
+    for why, queries in _by_reason(info.kept_as_tools_read).items():
+        if from_trec:  # the scores of the TREC file the run was read from: the tools read them as they did there
+            _note(f"{_count(queries)} keep their tied (or float32-equal) scores, as in the TREC file the run was "
+                  f"read from, so each tool breaks those ties its own way as it did there: {_some(queries)}; "
+                  "--scores order writes n..1 instead, so that every tool reads the run's order")
+        else:
+            _note(f"{_count(queries)} keep their own scores, which the tools may read in another order than the "
+                  f"run's ({why}): {_some(queries)}; --scores order writes n..1 instead")
     if not info.sidecar and (info.empty_queries or info.failed_queries):
         _note(f"without sidecar, {len(info.empty_queries)} empty and {len(info.failed_queries)} failed queries "
               "are not in the TREC file; they will read as missing")
     return 0
+
+
+def _by_reason(reasons: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for query, why in reasons.items():
+        out.setdefault(why, []).append(query)
+    return out
+
+
+def _count(queries: list[str]) -> str:
+    return f"{len(queries)} quer{'y' if len(queries) == 1 else 'ies'}"
+
+
+def _some(queries: list[str], shown: int = 10) -> str:
+    listed = ", ".join(repr(q) for q in queries[:shown])
+    return listed + (f" and {len(queries) - shown} more" if len(queries) > shown else "")
 
 
 def _report_order(run) -> None:

@@ -26,15 +26,15 @@ def ndcg(r: Ranking, m, ctx) -> Values:
 def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
     keep = r.qrels_grade >= ctx.ideal_floor
     q = r.qrels_query[keep]
-    g = r.qrels_grade[keep]
-    order = np.lexsort((-g, q))  # by query, grade descending
-    q, g = q[order], g[order]
+    gain = ctx.gain(r.qrels_grade[keep])
+    order = np.lexsort((-gain, q))  # by query, gain descending (a gains= map need not follow the grades)
+    q, gain = q[order], gain[order]
     starts = np.searchsorted(q, q, side="left")
     pos = np.arange(len(q)) - starts + 1  # ideal rank within the query
     if cutoff is not None:
         sel = pos <= cutoff
-        q, g, pos = q[sel], g[sel], pos[sel]
-    return np.bincount(q, weights=ctx.gain(g) / np.log2(pos + 1.0), minlength=r.n_queries)
+        q, gain, pos = q[sel], gain[sel], pos[sel]
+    return np.bincount(q, weights=gain / np.log2(pos + 1.0), minlength=r.n_queries)
 
 
 register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains", "rel"}),

@@ -63,6 +63,16 @@ class Reference(ABC):
         """None when the tool computes ``measure`` as we define it, else a one-line reason."""
         return self._reason(measure, measure.rel if measure.rel is not None else 1)
 
+    def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        """Why this tool cannot give ``measure`` at default threshold ``rel`` on these judgments; None when it can.
+
+        The one rule behind both the cross-check's "not compared" and a policy
+        emulating this tool refusing the measure (``scorer.score``): an
+        emulation never prints a number the tool does not print.  Subclasses
+        add what depends on the judgments (nDCG gain maps).
+        """
+        return self._reason(measure, effective_rel(measure, rel))
+
     @abstractmethod
     def _reason(self, measure: Measure, rel: int) -> str | None:
         """``supports`` at the effective relevance level ``rel``."""
@@ -86,14 +96,14 @@ class Reference(ABC):
         except Exception as exc:  # noqa: BLE001 - re-raised by result(), in the caller's order
             return Done(error=exc)
 
-    def _split(self, measures: list[Measure], rel: int, result: ReferenceResult) -> list[tuple[Measure, int]]:
+    def _split(self, measures: list[Measure], rel: int, result: ReferenceResult,
+               qrels: Qrels) -> list[tuple[Measure, int]]:
         """The measures this tool will compute with their effective rel; the others go to ``unsupported``."""
         keep = []
         for m in measures:
-            eff = effective_rel(m, rel)
-            reason = self._reason(m, eff)
+            reason = self.refusal(m, rel, qrels)
             if reason is None:
-                keep.append((m, eff))
+                keep.append((m, effective_rel(m, rel)))
             else:
                 result.unsupported[str(m)] = reason
         return keep

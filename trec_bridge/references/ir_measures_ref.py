@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, gain_map, negative_gain_reason,
-                   qrels_dict, run_dict, scored_frame)
+from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
+                   negative_gain_reason, qrels_dict, run_dict, scored_frame)
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
                             "(AmenRa/ranx#79)"}
@@ -72,19 +72,20 @@ class IrMeasures(PythonReference):
             return f"rel={rel} would make negative (unjudged) grades relevant in the {provider.NAME} provider"
         return None
 
+    def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        return self._reason(measure, effective_rel(measure, rel), gain_map(measure, qrels))
+
     def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
                  options: Options = Options()) -> ReferenceResult:
         self._module()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         groups: dict[str, tuple[object, list[tuple[Measure, object]]]] = {}
         for m in measures:
-            level = m.rel if m.rel is not None else rel
-            gains = gain_map(m, qrels)
-            reason = self._reason(m, level, gains)
+            reason = self.refusal(m, rel, qrels)
             if reason:
                 result.unsupported[str(m)] = reason
                 continue
-            obj = self.to_ir_measure(m, level, gains)
+            obj = self.to_ir_measure(m, effective_rel(m, rel), gain_map(m, qrels))
             provider = self.provider_for(obj)
             groups.setdefault(provider.NAME, (provider, []))[1].append((m, obj))
         if not groups:

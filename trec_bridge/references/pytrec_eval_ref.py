@@ -36,7 +36,7 @@ class PytrecEval(PythonReference):
                  options: Options = Options()) -> ReferenceResult:
         pte = self._module()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
-        selected = self._split(measures, rel, result)
+        selected = self._split(measures, rel, result, qrels)
         if not selected:
             return result
         frame, synthetic = scored_frame(run)

@@ -92,6 +92,16 @@ class TrecEval(Reference):
             reason = "trec_eval -l below 0 counts unjudged documents as relevant"
         return reason
 
+    def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        reason = super().refusal(measure, rel, qrels)
+        if reason is None and measure.family == "nDCG" and measure.cutoff is None:
+            mapping = gain_map(measure, qrels)  # ndcg takes a gain map as its parameter: can it hold this one?
+            if mapping is not None:
+                # trec_eval compares every gain in play, unlisted grades included (their gain is the grade)
+                grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
+                reason = _gains_reason({**{int(g): float(g) for g in grades if g >= 0}, **mapping})
+        return reason
+
     def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
                  options: Options = Options()) -> ReferenceResult:
         return self._launch(qrels, run, measures, rel, options).result()
@@ -113,7 +123,7 @@ class TrecEval(Reference):
         empty = run.empty_queries()
         if empty:
             result.notes.append(f"explicit empty rankings cannot be written to a TREC run; absent for trec_eval: {empty}")
-        calls = self._plan(self._split(measures, rel, result), qrels, options, result)
+        calls = self._plan(self._split(measures, rel, result, qrels), qrels, options, result)
         if not calls:
             return Done(result)
         _check_tokens(qrels, frame)
@@ -155,11 +165,7 @@ class TrecEval(Reference):
                     served = "recip_rank (cutoff ignored)"
             if m.family == "nDCG" and m.cutoff is None:
                 mapping = gain_map(m, qrels)
-                if mapping is not None:
-                    reason = _gains_reason(mapping)
-                    if reason:
-                        result.unsupported[str(m)] = reason
-                        continue
+                if mapping is not None:  # one trec_eval can hold: refusal() said so
                     spec = ",".join(f"{g}={fmt_number(v)}" for g, v in sorted(mapping.items()) if g >= 0)
                     if spec:  # an empty map (no grade >= 0 to remap) is plain ndcg
                         gains = param = spec
