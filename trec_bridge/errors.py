@@ -37,6 +37,7 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
     "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
+    "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",
     # JSON
     "E_JSON_SYNTAX": "a file is not valid JSON",
     "E_JSON_DUPLICATE_KEY": "a JSON object has the same key twice",
@@ -68,6 +69,7 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_UNKNOWN": "a measure name that is not supported",
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
+    "E_GAIN_OVERFLOW": "nDCG gains whose sum or ratio overflows a double (exponential gain of high grades, huge gains= values)",
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
