@@ -81,7 +81,8 @@ ERROR_CODES: dict[str, str] = {
     "E_OUTPUT": "an output file cannot be written",
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
-    "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
+    "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or refuses input it is known to mishandle",
+    "E_REFERENCE_FAILED": "a reference tool crashed, was killed, ran out of memory or timed out on this input",
 }
 
 
@@ -124,6 +125,10 @@ class TrecBridgeError(Exception):
         self.where = Location(**where)
         super().__init__(self.render())
 
+    def __reduce__(self):
+        """Picklable (a reference tool's error comes back from its child process, references/isolate.py)."""
+        return _rebuild, (type(self), self.code, self.message, {k: v for k, v in vars(self.where).items() if v is not None})
+
     def render(self) -> str:
         loc = self.where.describe()
         return f"[{self.code}] {loc + ': ' if loc else ''}{self.message}"
@@ -144,3 +149,15 @@ class UsageError(TrecBridgeError):
 
 class ReferenceUnavailable(TrecBridgeError):
     """A reference tool (trec_eval binary, pytrec_eval, ...) cannot be used."""
+
+
+class ReferenceFailed(ReferenceUnavailable):
+    """A reference tool crashed, was killed, ran out of memory or timed out: its numbers do not exist.
+
+    Never an unexplained difference (there is nothing to compare) and never
+    fatal to trec-bridge: the tool runs in a child process (references/isolate.py).
+    """
+
+
+def _rebuild(cls, code: str, message: str, where: dict) -> TrecBridgeError:
+    return cls(code, message, **where)
