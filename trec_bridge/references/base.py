@@ -9,6 +9,7 @@ reason, never approximated.
 """
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable, Literal
@@ -128,8 +129,8 @@ class PythonReference(Reference):
               options: Options = Options()) -> "Pending":
         from .isolate import Isolated, memory_limit
 
-        if type(self).evaluate is not PythonReference.evaluate:  # its own evaluate (a subclass, a test): as it is
-            return super().start(qrels, run, measures, rel=rel, options=options)
+        if type(self).evaluate is not PythonReference.evaluate or not hasattr(os, "fork"):
+            return super().start(qrels, run, measures, rel=rel, options=options)  # its own evaluate, or no fork: as is
         try:
             task = self._prepare(qrels, run, measures, rel, options)
             rows = qrels.frame.height + run.frame.height

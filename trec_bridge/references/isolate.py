@@ -19,12 +19,16 @@ from __future__ import annotations
 import faulthandler
 import os
 import pickle
-import resource
 import select
 import signal
 import time
 import warnings
 from typing import Callable
+
+try:
+    import resource
+except ImportError:  # not POSIX: no limit, and PythonReference.start stays in-process (no fork either)
+    resource = None
 
 from ..errors import ReferenceFailed
 from .base import Pending, ReferenceResult
@@ -49,14 +53,15 @@ def memory_limit(input_bytes: int) -> int:
 
 def limit_memory(limit: int) -> None:
     """RLIMIT_AS for the calling process (a child: ``preexec_fn`` or right after fork); failing mallocs, not the OOM killer."""
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if resource is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def address_space() -> int:
     """This process's current virtual size (a forked child inherits it: its limit is this plus its budget)."""
     try:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * resource.getpagesize()
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -87,7 +92,8 @@ class Isolated(Pending):
         self._tool, self._timeout, self._budget = tool, timeout, budget
         self._outcome: tuple[ReferenceResult | None, Exception | None] | None = None
         self._started = time.monotonic()
-        limit = address_space() + budget
+        current = address_space()
+        limit = current + budget if current else None  # without /proc we cannot size it: no limit
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads; the child uses none
@@ -157,13 +163,14 @@ class Isolated(Pending):
             self._fd = None
 
 
-def _child(task: Callable[[], ReferenceResult], write_end: int, limit: int) -> None:
+def _child(task: Callable[[], ReferenceResult], write_end: int, limit: int | None) -> None:
     """Run ``task`` and write ("ok", result) or ("error", exception) pickled; leave by os._exit only."""
     code = 0
     try:
         faulthandler.disable()  # a crash is reported by the parent, not dumped by the child
         try:
-            limit_memory(limit)
+            if limit is not None:
+                limit_memory(limit)
             payload = ("ok", task())
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             payload = ("error", exc)

@@ -254,7 +254,8 @@ class _Calls(Pending):
         if code != 0:
             msg = " | ".join((stderr.strip() or stdout.strip()).splitlines()[:5]) or "no message"
             if looks_out_of_memory(msg) and "duplicate" not in msg:  # its message after a duplicate is the same
-                raise failed(f"trec_eval exited with {code}: {msg} — out of memory: an allocation failed {limit}")
+                raise failed(f"trec_eval exited with {code}: {msg}; out of memory: that is its message when an "
+                             f"allocation fails, and it ran {limit}")
             raise unavailable(f"trec_eval exited with {code}: {msg}")
         return stdout
 
