@@ -154,3 +154,24 @@ def test_isolated_pytrec_eval_gives_the_in_process_numbers():
             assert vars(ref.start(q, r, ms).result()) == vars(ref.evaluate(q, r, ms))
     ds = Dataset(queries=(Query("q1"), Query("q2")), qrels=q, query_source="qrels")
     assert not crosscheck(ds, r, ms, ["pytrec_eval"]).unexplained
+
+
+def test_crosscheck_at_the_largest_grade_runs_every_tool_or_says_why_not(tmp_path):
+    """Grade 1023 is accepted: exponential gains no tool can be given are 'not compared' / 'failed', never a crash."""
+    import subprocess
+    import sys
+
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text("q1 0 d1 1023\nq1 0 d2 0\nq1 0 d3 1\n")
+    r.write_text("q1 Q0 d2 1 3.0 x\nq1 Q0 d1 2 2.0 x\nq1 Q0 d3 3 1.0 x\n")
+    tools = ",".join(t for t in ("trec_eval", "pytrec_eval", "ir_measures") if get(t).available())
+    if not tools:
+        pytest.skip("no reference tool installed")
+    proc = subprocess.run([sys.executable, "-m", "trec_bridge.cli.main", "crosscheck", str(q), str(r),
+                           "nDCG(gain=exp) nDCG@10 P@1", "--against", tools, "--repro-dir", str(tmp_path / "repro")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""  # no overflow warning either
+    assert "every difference is explained" in proc.stdout
+    if "ir_measures" in tools:
+        assert "nDCG(gain=exp)           ir_measures failed: not run" in proc.stdout

@@ -270,7 +270,9 @@ def grade_limit_reason(grades, tool: str) -> str | None:
         top = max((int(g) for g in grades), default=None)
     if top is None or top <= TREC_EVAL_MAX_GRADE:
         return None
-    if top >= C_LONG_MAX:
+    if top > C_LONG_MAX:
+        what = "this grade does not fit a C long (pytrec_eval raises SystemError)"
+    elif top == C_LONG_MAX:
         what = "its size max_rel + 1 overflows a C long (an out-of-bounds write: SIGSEGV, or silent zeros)"
     else:
         what = f"that is {8 * (top + 1) / 2 ** 30:.3g} GiB for one array (or silent zeros when the allocation fails)"

@@ -301,7 +301,9 @@ def _gains_reason(mapping: dict[int, float]) -> str | None:
     if reason:
         return reason
     values = sorted({v for g, v in mapping.items() if g >= 0})
-    if any(float(np.float32(v)) != v for v in values):
+    with np.errstate(over="ignore"):  # 2^1023-1 becomes inf in a float: not held exactly, said below
+        inexact = any(float(np.float32(v)) != v for v in values)
+    if inexact:
         return "a gain that trec_eval's float parameters cannot hold exactly"
     if any(0 < b - a < 1 for a, b in zip(values, values[1:])):
         return "gains closer than 1: trec_eval 9.0.4 sorts gains by (int)(g1 - g2) (m_ndcg.c comp_rel_gain)"
