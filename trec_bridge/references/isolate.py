@@ -95,9 +95,14 @@ class Isolated(Pending):
         current = address_space()
         limit = current + budget if current else None  # without /proc we cannot size it: no limit
         read_end, write_end = os.pipe()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads; the child uses none
-            pid = os.fork()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads; the child uses none
+                pid = os.fork()
+        except OSError as exc:  # EAGAIN, ENOMEM: the tool never ran
+            os.close(read_end)
+            os.close(write_end)
+            raise failed(f"{tool} failed: cannot start its process ({exc})") from None
         if pid == 0:  # the child: never returns
             os.close(read_end)
             _child(task, write_end, limit)
