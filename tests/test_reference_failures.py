@@ -175,3 +175,12 @@ def test_crosscheck_at_the_largest_grade_runs_every_tool_or_says_why_not(tmp_pat
     assert "every difference is explained" in proc.stdout
     if "ir_measures" in tools:
         assert "nDCG(gain=exp)           ir_measures failed: not run" in proc.stdout
+
+
+def test_a_cancelled_child_is_killed_and_reaped():
+    pending = Isolated(lambda: __import__("time").sleep(60), "toy", timeout=None, budget=256 << 20)
+    pid = pending._pid
+    pending.cancel()
+    with pytest.raises(ChildProcessError):  # already reaped: no zombie left
+        os.waitpid(pid, os.WNOHANG)
+    pending.cancel()  # harmless twice
