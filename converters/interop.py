@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from trec_bridge.errors import InvalidInput, UsageError
+from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, Qrels, Run
 
 from .trec_qrels import check_qrels_duplicates
@@ -49,6 +50,9 @@ def _grades(values: list, qids: list, dids: list) -> pl.Series:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise InvalidInput("E_QRELS_GRADE", f"relevance {v!r} (item {i + 1}) is not an integer",
                                query=qids[i], doc=dids[i])
+    bad = first_out_of_range(values)
+    if bad is not None:
+        raise grade_range_error(values[bad], query=qids[bad], doc=dids[bad])
     return pl.Series(values, dtype=pl.Int64)
 
 

@@ -191,6 +191,8 @@ def _json_parts(where: tuple) -> tuple:
         return ("judgments", rest[0])
     if kind == "threshold":
         return ("grades", "threshold")
+    if kind == "grade_scale":
+        return ("grades", "scale", rest[0])
     if kind == "grade_definition":
         return ("grades", "definitions", str(rest[0]))
     if kind == "chunk":

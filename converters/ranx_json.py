@@ -31,6 +31,7 @@ import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import atomic_write, head_bytes, read_input_bytes
+from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 
 from . import strict_json as sj
@@ -115,6 +116,10 @@ def read_ranx_qrels(path: str | os.PathLike) -> Qrels:
         i = next(i for i, g in enumerate(grades) if type(g) is not int)
         raise InvalidInput("E_QRELS_GRADE", f"a relevance grade must be an integer, found {sj.show(grades[i])}",
                            file=file, json_path=sj.json_path((qids[i], docs[i])), query=qids[i], doc=docs[i])
+    bad = first_out_of_range(grades)
+    if bad is not None:
+        raise grade_range_error(grades[bad], file=file, json_path=sj.json_path((qids[bad], docs[bad])),
+                                query=qids[bad], doc=docs[bad])
     frame = pl.DataFrame({"query_id": qids, "iteration": ["0"] * len(qids), "doc_id": docs, "grade": grades},
                          schema=QRELS_SCHEMA)
     return Qrels(frame, source=file)

@@ -16,6 +16,7 @@ import polars as pl
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write, read_input_bytes
+from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, Qrels
 
 from .text_lines import Field, check_bytes, split_columns
@@ -27,7 +28,7 @@ QRELS_FIELDS = [
     Field("iteration"),
     Field("doc_id"),
     Field("grade", pl.Int64, INTEGER_PATTERN, None, "E_QRELS_GRADE",
-          "an integer relevance grade (such as 0, 1, 2, -1; at most 2^63-1 in size)"),
+          "an integer relevance grade (such as 0, 1, 2, -1; -1023..1023)"),
 ]
 
 
@@ -38,6 +39,10 @@ def read_trec_qrels(path: str | os.PathLike) -> Qrels:
     census = check_bytes(raw, name)
     cols = split_columns(raw, QRELS_FIELDS, name, blank_lines="reject", layout=QRELS_LAYOUT, census=census)
     frame = cols.frame.select(list(QRELS_SCHEMA)).cast(QRELS_SCHEMA)
+    bad = first_out_of_range(frame.get_column("grade"))
+    if bad is not None:
+        raise grade_range_error(frame.item(bad, "grade"), file=name, line=cols.line_of(bad),
+                                query=frame.item(bad, "query_id"), doc=frame.item(bad, "doc_id"))
     check_qrels_duplicates(frame, file=name, lines=cols.lines)
     return Qrels(frame, source=name)
 

@@ -19,12 +19,13 @@ from typing import Callable
 import polars as pl
 
 from .errors import InvalidInput
+from .grades import first_out_of_range, range_message
 from .model import Dataset
 
 # A place in the dataset, independent of file syntax; a loader maps it to its
 # own notation (the JSON loader to a JSON path):
 #   ("query", i[, field]) ("unjudged_query", i) ("judgment", q, d) ("query_judgments", q) ("judgments",)
-#   ("threshold",) ("grade_definition", g) ("chunk", c) ("completeness",)
+#   ("threshold",) ("grade_scale", i) ("grade_definition", g) ("chunk", c) ("completeness",)
 Where = tuple
 Locate = Callable[[Where], "str | None"]
 
@@ -71,6 +72,18 @@ def _threshold(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
     if ds.grades is not None and t > max(ds.grades):
         fail("E_DATASET_THRESHOLD", f"relevance threshold {t} is above the highest grade {max(ds.grades)}: no document "
              "could ever be relevant", ("threshold",))
+
+
+def _grade_range(ds: Dataset, frame: pl.DataFrame, fail) -> None:
+    """Declared and judged grades within grades.GRADE_MIN..GRADE_MAX (every gain of them fits a double)."""
+    if ds.grades is not None:
+        bad = first_out_of_range(ds.grades)
+        if bad is not None:
+            fail("E_GRADE_RANGE", range_message(ds.grades[bad]), ("grade_scale", bad))
+    bad = first_out_of_range(frame.get_column("grade"))
+    if bad is not None:
+        q, _, d, g = frame.row(bad)
+        fail("E_GRADE_RANGE", range_message(g), ("judgment", q, d), query=q, doc=d)
 
 
 def _grade_definitions(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
@@ -194,6 +207,7 @@ def _answerable(ds: Dataset, frame: pl.DataFrame, fail) -> None:
 _RULES = (
     _duplicate_queries,
     _unjudged_queries,
+    _grade_range,
     _threshold,
     _grade_definitions,
     _grades_in_scale,

@@ -37,6 +37,7 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
     "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
+    "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",
     # JSON
     "E_JSON_SYNTAX": "a file is not valid JSON",
     "E_JSON_DUPLICATE_KEY": "a JSON object has the same key twice",
@@ -68,6 +69,7 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_UNKNOWN": "a measure name that is not supported",
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
+    "E_GAIN_OVERFLOW": "nDCG gains whose sum or ratio overflows a double (exponential gain of high grades, huge gains= values)",
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
@@ -85,7 +87,8 @@ ERROR_CODES: dict[str, str] = {
     "E_USAGE": "a command-line argument is invalid",
     "E_POLICY_UNKNOWN": "an unknown policy name",
     "E_POLICY_MEASURE": "a measure or parameter the tool a policy emulates does not compute so (refused, not approximated)",
-    "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or failed to run",
+    "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or refuses input it is known to mishandle",
+    "E_REFERENCE_FAILED": "a reference tool crashed, was killed, ran out of memory or timed out on this input",
     # installer
     "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",
     "E_ARCHIVE_TOO_LARGE": "an archive member is larger than the installer reads",
@@ -131,6 +134,10 @@ class TrecBridgeError(Exception):
         self.where = Location(**where)
         super().__init__(self.render())
 
+    def __reduce__(self):
+        """Picklable (a reference tool's error comes back from its child process, references/isolate.py)."""
+        return _rebuild, (type(self), self.code, self.message, {k: v for k, v in vars(self.where).items() if v is not None})
+
     def render(self) -> str:
         loc = self.where.describe()
         return f"[{self.code}] {loc + ': ' if loc else ''}{self.message}"
@@ -151,3 +158,15 @@ class UsageError(TrecBridgeError):
 
 class ReferenceUnavailable(TrecBridgeError):
     """A reference tool (trec_eval binary, pytrec_eval, ...) cannot be used."""
+
+
+class ReferenceFailed(ReferenceUnavailable):
+    """A reference tool crashed, was killed, ran out of memory or timed out: its numbers do not exist.
+
+    Never an unexplained difference (there is nothing to compare) and never
+    fatal to trec-bridge: the tool runs in a child process (references/isolate.py).
+    """
+
+
+def _rebuild(cls, code: str, message: str, where: dict) -> TrecBridgeError:
+    return cls(code, message, **where)

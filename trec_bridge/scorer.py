@@ -21,7 +21,7 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureContext, Values
+from .measures.base import FAMILIES, Measure, MeasureContext, MeasureOverflow, Values
 from .model import ChunkMap, Dataset, QueryOrder, Run
 from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
@@ -181,7 +181,10 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         ranking = rankings[policy.ordering_for(m)]
         rel = m.rel if m.rel is not None else dataset.threshold
         effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
-        values = FAMILIES[m.family].kernel(ranking, effective, _context(m, rel, policy))
+        try:
+            values = FAMILIES[m.family].kernel(ranking, effective, _context(m, rel, policy))
+        except MeasureOverflow as exc:
+            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
         counted = ranking.relevant_count(rel) > 0
         if policy.no_relevant != "null":
             counted = np.ones(index.height, dtype=bool)
@@ -204,6 +207,9 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
                                    q.tags if q else ()))
 
     means = {str(m): per_measure[str(m)].mean() for m in measures}
+    for m in measures:
+        if means[str(m)].value is not None and not np.isfinite(means[str(m)].value):
+            raise gain_overflow(m, "mean")
     return ScoreResult(
         policy=policy, measures=list(measures), queries=results, means=means,
         query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
@@ -263,6 +269,13 @@ def _statuses(index_ids: list[str], run: RunSummary) -> dict[str, tuple[str, str
     return out
 
 
+def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInput:
+    """E_GAIN_OVERFLOW: a value that a double cannot hold is refused, never reported as inf or nan."""
+    return InvalidInput("E_GAIN_OVERFLOW", f"{m}: the {what} exceeds the largest double (about 1.8e308); grades this "
+                        "high or gains this large cannot be scored with these gains (linear gain, nDCG(gain=linear), "
+                        "or smaller gains= values can)", query=query)
+
+
 def _context(m: Measure, rel: int, policy: Policy) -> MeasureContext:
     if m.family != "nDCG":
         return MeasureContext(rel=rel)
@@ -305,7 +318,8 @@ class _MeasureValues:
         if self.values.terms is not None:
             exact = self.values.terms.total(self.counted) / eligible
             return MeanResult(float(exact), exact, eligible)
-        return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
+        with np.errstate(over="ignore"):
+            return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
 
 
 class _LazyExact(Mapping):

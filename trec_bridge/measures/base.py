@@ -194,6 +194,25 @@ class MeasureContext:
 FAMILIES: dict[str, Family] = {}
 
 
+class MeasureOverflow(ArithmeticError):
+    """A kernel's intermediate sum or value left the double range: refused, never printed as inf or nan.
+
+    ``query`` is the query index; the scorer turns this into E_GAIN_OVERFLOW naming the query ID.
+    """
+
+    def __init__(self, query: int, what: str):
+        super().__init__(what)
+        self.query, self.what = query, what
+
+
+def check_finite(*named: tuple[str, np.ndarray]) -> None:
+    """Raise MeasureOverflow for the first query whose entry in any (name, per-query array) is inf or nan."""
+    for name, a in named:
+        bad = np.flatnonzero(~np.isfinite(a))
+        if len(bad):
+            raise MeasureOverflow(int(bad[0]), name)
+
+
 def register(family: Family) -> Family:
     FAMILIES[family.name] = family
     return family

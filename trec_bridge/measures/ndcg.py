@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, register
+from .base import Family, Ranking, Values, check_finite, register
 
 
 def ndcg(r: Ranking, m, ctx) -> Values:
@@ -18,8 +18,11 @@ def ndcg(r: Ranking, m, ctx) -> Values:
     dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) / np.log2(r.rank[rows] + 1.0),
                       minlength=r.n_queries)
     idcg = _ideal(r, m.cutoff, ctx)
+    check_finite(("DCG", dcg), ("ideal DCG", idcg))  # 2^g-1 of high grades, or huge gains=, can sum past a double
     value = np.zeros(r.n_queries, dtype=np.float64)
-    np.divide(dcg, idcg, out=value, where=idcg > 0)
+    with np.errstate(over="ignore"):
+        np.divide(dcg, idcg, out=value, where=idcg > 0)
+    check_finite(("value", value))  # a tiny ideal under a gains= map
     return Values(value)
 
 

@@ -9,13 +9,15 @@ reason, never approximated.
 """
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 import polars as pl
 
 from ..errors import ReferenceUnavailable
+from ..grades import GRADE_MAX
 from ..measures.base import Measure
 from ..model import Qrels, Run
 
@@ -27,6 +29,7 @@ class Options:
     complete: bool = False  # trec_eval -c: qrels queries missing from the run count as 0 in "all"
     rr_cutoff: Literal["ignore", "emulate"] = "ignore"  # trec_eval RR@k: plain recip_rank, or a run with -M k
     timeout: float | None = 600.0  # seconds per external process
+    memory_limit: int | None = None  # bytes of address space per tool process; None: sized by the input (isolate.py)
 
 
 @dataclass
@@ -110,10 +113,41 @@ class Reference(ABC):
 
 
 class PythonReference(Reference):
-    """A reference that is a Python package: imported lazily, so its absence is reported, not fatal."""
+    """A reference that is a Python package: imported lazily, so its absence is reported, not fatal.
+
+    An adapter whose tool could crash or exhaust memory in our process (C code
+    such as pytrec_eval) implements ``_prepare``: every input is built and
+    checked here, and the returned task (the tool call only) runs in a forked
+    child (``isolate.Isolated``) when the cross-check ``start``s it.
+    """
 
     module_name: str = ""
     pip_name: str = ""
+    background = True  # start() forks: the tool runs while the caller walks the axes
+
+    def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
+                 options: Options) -> Callable[[], ReferenceResult]:
+        """Inputs built and checked in this process; returns the tool call, which must not use polars."""
+        raise NotImplementedError
+
+    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+                 options: Options = Options()) -> ReferenceResult:
+        """In this process (a library call that wants no child); the cross-check uses ``start``."""
+        return self._prepare(qrels, run, measures, rel, options)()
+
+    def start(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
+              options: Options = Options()) -> "Pending":
+        from .isolate import Isolated, memory_limit
+
+        if type(self).evaluate is not PythonReference.evaluate or not hasattr(os, "fork"):
+            return super().start(qrels, run, measures, rel=rel, options=options)  # its own evaluate, or no fork: as is
+        try:
+            task = self._prepare(qrels, run, measures, rel, options)
+            rows = qrels.frame.height + run.frame.height
+            budget = options.memory_limit or memory_limit(rows * BYTES_PER_ROW)
+            return Isolated(task, self.name, timeout=options.timeout, budget=budget)
+        except Exception as exc:  # noqa: BLE001 - re-raised by result(), in the caller's order
+            return Done(error=exc)
 
     def _module(self):
         import importlib
@@ -218,6 +252,50 @@ def crashing_queries(qrels: Qrels, evaluated) -> list[str]:
     top = qrels.frame.group_by("query_id").agg(pl.col("grade").max())
     negative = set(top.filter(pl.col("grade") < 0).get_column("query_id").to_list())
     return [q for q in evaluated if q in negative]
+
+
+BYTES_PER_ROW = 40  # a TREC line's bytes, to size a Python tool's memory budget like trec_eval's (isolate.memory_limit)
+
+# trec_eval's C code (form_res_rels.c, also inside pytrec_eval) allocates (max_rel + 1) longs per query and
+# walks them, and nDCG's gain table (gain_init.c) has one entry per grade level up to the largest grade.
+C_LONG_MAX = 2 ** 63 - 1
+TREC_EVAL_MAX_GRADE = 2 ** 20  # <= ~64 MiB of per-grade arrays and a 1M-step loop per query
+
+
+def grade_limit_reason(grades, tool: str) -> str | None:
+    """Why trec_eval's C code cannot be given these grades (as the tool will see them), or None.
+
+    ``max_rel + 1`` overflows a C long at 2^63-1: an out-of-bounds write (pytrec_eval died by SIGSEGV) or,
+    when nothing was allocated before, a silent UNDEF (pytrec_eval returned zeros).  Beyond a C long,
+    pytrec_eval raises SystemError.  A large grade makes it allocate ~8 bytes per grade level (2^31: 16 GiB,
+    the trec_eval child grew to 12.5 GB until the kernel killed it); a failed allocation makes pytrec_eval
+    return zeros and leaves its static state broken for the rest of the process.  Our own scorer accepts
+    grades up to ``grades.GRADE_MAX``; the limit here only guards inputs that reach an adapter otherwise
+    (a Qrels built in code, ir_measures' gains= rewriting grades).
+    """
+    if isinstance(grades, pl.Series):
+        top = grades.max()
+        top = None if top is None else int(top)
+    else:
+        top = max((int(g) for g in grades), default=None)
+    if top is None or top <= TREC_EVAL_MAX_GRADE:
+        return None
+    if top > C_LONG_MAX:
+        what = "this grade does not fit a C long (pytrec_eval raises SystemError)"
+    elif top == C_LONG_MAX:
+        what = "its size max_rel + 1 overflows a C long (an out-of-bounds write: SIGSEGV, or silent zeros)"
+    else:
+        what = f"that is {8 * (top + 1) / 2 ** 30:.3g} GiB for one array (or silent zeros when the allocation fails)"
+    return (f"{tool} cannot be given grade {top if top < 10 ** 30 else str(top)[:20] + '...'}: trec_eval's C code "
+            f"sizes per-query arrays by the largest grade (form_res_rels.c), and {what}; "
+            f"refused above {TREC_EVAL_MAX_GRADE} (trec-bridge itself accepts grades up to {GRADE_MAX})")
+
+
+def refuse_unholdable(qrels: Qrels, tool: str) -> None:
+    """Raise ReferenceUnavailable when the qrels hold a grade trec_eval's C code cannot hold (grade_limit_reason)."""
+    reason = grade_limit_reason(qrels.frame.get_column("grade"), tool)
+    if reason:
+        raise unavailable(reason)
 
 
 def qrels_dict(qrels: Qrels) -> dict[str, dict[str, int]]:

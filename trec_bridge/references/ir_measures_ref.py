@@ -11,9 +11,12 @@ in one pass).  The ranx provider is never used: it fails under pandas >= 3.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..measures.base import Measure
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
+                   grade_limit_reason,
                    negative_gain_reason, qrels_dict, run_dict, scored_frame)
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
@@ -75,8 +78,8 @@ class IrMeasures(PythonReference):
     def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
         return self._reason(measure, effective_rel(measure, rel), gain_map(measure, qrels))
 
-    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
-                 options: Options = Options()) -> ReferenceResult:
+    def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
+                 options: Options) -> Callable[[], ReferenceResult]:
         self._module()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         groups: dict[str, tuple[object, list[tuple[Measure, object]]]] = {}
@@ -89,40 +92,64 @@ class IrMeasures(PythonReference):
             provider = self.provider_for(obj)
             groups.setdefault(provider.NAME, (provider, []))[1].append((m, obj))
         if not groups:
-            return result
+            return lambda: result
         frame, synthetic = scored_frame(run)
         if synthetic:
             result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
         check_unique(qrels, None if run.unique_checked else frame, self.name)  # the reader refused them
         qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
         empty = run.empty_queries()
+        calls = []
         for pname, (provider, items) in groups.items():
+            if pname == "pytrec_eval":  # the C code would take the whole process down, or answer zeros
+                refused = self._refusals(items, qrels, rd)
+                result.failed.update(refused)
+                items = [(m, obj) for m, obj in items if str(m) not in refused]
+                if not items:
+                    continue
             objs = list(dict.fromkeys(obj for _, obj in items))
-            crash = crashing_queries(qrels, rd) if pname == "pytrec_eval" else []
-            if crash:  # the C code would take the whole process down (references/base.py crashing_queries)
-                for m, _ in items:
-                    result.failed[str(m)] = (f"not run: query {crash[0]!r} has only negative judgments, on which the "
-                                             "pytrec_eval provider (trec_eval's C code) exits, crashes or loops")
-                continue
             result.command.append(f"ir_measures.{pname}.evaluator([{', '.join(native_name(o) for o in objs)}], qrels)"
                                   ".calc(run)")
-            try:
-                calc = provider.evaluator(objs, qd).calc(rd)
-            except Exception as exc:  # noqa: BLE001 - a provider bug must not hide the other providers' numbers
-                context = f" (the run has explicit empty rankings: {empty})" if empty else ""
-                for m, _ in items:
-                    result.failed[str(m)] = f"{pname} provider raised {type(exc).__name__}: {exc}{context}"
-                continue
-            per: dict = {}
-            for metric in calc.per_query:
-                per.setdefault(metric.measure, {})[metric.query_id] = float(metric.value)
-            for m, obj in items:
-                key = str(m)
-                result.per_query[key] = per.get(obj, {})
-                result.aggregate[key] = float(calc.aggregated[obj])
-                result.served_by[key] = pname
-                result.native[key] = native_name(obj)
-        return result
+            calls.append((pname, provider, items, objs))
+        context = f" (the run has explicit empty rankings: {empty})" if empty else ""
+        return lambda: _calculate(calls, qd, rd, context, result)
+
+    @staticmethod
+    def _refusals(items: list, qrels: Qrels, rd: dict) -> dict[str, str]:
+        """Measures the pytrec_eval provider is not given, with the reason (references/base.py)."""
+        crash = crashing_queries(qrels, rd)
+        if crash:
+            return {str(m): f"not run: query {crash[0]!r} has only negative judgments, on which the pytrec_eval "
+                            "provider (trec_eval's C code) exits, crashes or loops" for m, _ in items}
+        grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
+        out = {}
+        for m, obj in items:  # the grades the provider hands over: gains= rewrites them
+            gains = getattr(obj, "params", {}).get("gains") or {}
+            reason = grade_limit_reason([gains.get(g, g) for g in grades], "the pytrec_eval provider")
+            if reason:
+                out[str(m)] = f"not run: {reason}"
+        return out
+
+
+def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
+    """The providers' calls only (no polars: this may run in a forked child, references/isolate.py)."""
+    for pname, provider, items, objs in calls:
+        try:
+            calc = provider.evaluator(objs, qd).calc(rd)
+        except Exception as exc:  # noqa: BLE001 - a provider bug must not hide the other providers' numbers
+            for m, _ in items:
+                result.failed[str(m)] = f"{pname} provider raised {type(exc).__name__}: {exc}{context}"
+            continue
+        per: dict = {}
+        for metric in calc.per_query:
+            per.setdefault(metric.measure, {})[metric.query_id] = float(metric.value)
+        for m, obj in items:
+            key = str(m)
+            result.per_query[key] = per.get(obj, {})
+            result.aggregate[key] = float(calc.aggregated[obj])
+            result.served_by[key] = pname
+            result.native[key] = native_name(obj)
+    return result
 
 
 def native_name(obj) -> str:

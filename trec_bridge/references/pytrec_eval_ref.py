@@ -1,4 +1,8 @@
-"""pytrec_eval: trec_eval's C code behind a dict API, called in-process.
+"""pytrec_eval: trec_eval's C code behind a dict API, called in a forked child (references/isolate.py).
+
+Its crash (SIGSEGV on a grade of 2^63-1, a loop on an all-negative query)
+would otherwise be ours: the inputs are built and checked here (``_prepare``)
+and only the ``RelevanceEvaluator`` calls run in the child.
 
 It is the reference most Python projects use, and its dict input is the only
 one among the anchors that can say "this query returned nothing"
@@ -10,11 +14,12 @@ run ∩ qrels queries, like trec_eval without ``-c``.
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 from ..measures.base import Measure
 from ..model import Qrels, Run
-from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, qrels_dict, run_dict,
-                   scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, qrels_dict,
+                   refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
 
 
 class PytrecEval(PythonReference):
@@ -32,17 +37,18 @@ class PytrecEval(PythonReference):
             return f"pytrec_eval rejects relevance_level {rel} (must be >= 1)"
         return None
 
-    def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
-                 options: Options = Options()) -> ReferenceResult:
+    def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
+                 options: Options) -> Callable[[], ReferenceResult]:
         pte = self._module()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         selected = self._split(measures, rel, result, qrels)
         if not selected:
-            return result
+            return lambda: result
         frame, synthetic = scored_frame(run)
         if synthetic:
             result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
         check_unique(qrels, None if run.unique_checked else frame, self.name)  # the reader refused them
+        refuse_unholdable(qrels, self.name)
         qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
         crash = crashing_queries(qrels, rd)
         if crash:
@@ -59,17 +65,24 @@ class PytrecEval(PythonReference):
         for level, items in by_level.items():
             args = sorted({arg for _, arg, _, _ in items})
             result.command.append(f"pytrec_eval.RelevanceEvaluator(qrels, {args}, relevance_level={level}).evaluate(run)")
-            try:
-                evaluated = pte.RelevanceEvaluator(qd, args, relevance_level=level).evaluate(rd)
-            except (TypeError, ValueError, RuntimeError) as exc:
-                raise unavailable(f"pytrec_eval raised {type(exc).__name__}: {exc}") from None
-            for m, _, out_name, served in items:
-                key = str(m)
-                per_query = {q: float(vals[out_name]) for q, vals in evaluated.items() if out_name in vals}
-                result.per_query[key] = per_query
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # mean of no query is nan, as the helper gives
-                    result.aggregate[key] = float(pte.compute_aggregated_measure(out_name, list(per_query.values())))
-                result.served_by[key] = served
-                result.native[key] = out_name
-        return result
+        return lambda: _evaluate(pte, qd, rd, by_level, result)
+
+
+def _evaluate(pte, qd: dict, rd: dict, by_level: dict, result: ReferenceResult) -> ReferenceResult:
+    """The tool calls only (no polars: this may run in a forked child, references/isolate.py)."""
+    for level, items in by_level.items():
+        args = sorted({arg for _, arg, _, _ in items})
+        try:
+            evaluated = pte.RelevanceEvaluator(qd, args, relevance_level=level).evaluate(rd)
+        except (TypeError, ValueError, RuntimeError, SystemError, OverflowError) as exc:
+            raise unavailable(f"pytrec_eval raised {type(exc).__name__}: {exc}") from None
+        for m, _, out_name, served in items:
+            key = str(m)
+            per_query = {q: float(vals[out_name]) for q, vals in evaluated.items() if out_name in vals}
+            result.per_query[key] = per_query
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # mean of no query is nan, as the helper gives
+                result.aggregate[key] = float(pte.compute_aggregated_measure(out_name, list(per_query.values())))
+            result.served_by[key] = served
+            result.native[key] = out_name
+    return result

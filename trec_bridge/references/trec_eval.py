@@ -8,6 +8,7 @@ a second ``-m P.x``), one call per relevance level.  Scores are written with
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -24,7 +25,8 @@ from ..measures.base import Measure
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
-                   negative_gain_reason, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+                   negative_gain_reason, refuse_unholdable, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
 ENV_VAR = "TREC_EVAL"
 RUN_TAG = "trec_bridge"
@@ -127,6 +129,7 @@ class TrecEval(Reference):
         if not calls:
             return Done(result)
         _check_tokens(qrels, frame)
+        refuse_unholdable(qrels, self.name)
         crash = crashing_queries(qrels, frame.get_column("query_id").unique(maintain_order=True).to_list())
         if crash:
             raise unavailable(f"trec_eval cannot evaluate query {crash[0]!r}: all its judgments are negative, on which "
@@ -144,7 +147,8 @@ class TrecEval(Reference):
                     args += ["-m", base + ("." + ",".join(params) if params else "")]
                 result.command.append(shlex.join(["trec_eval", *args[1:], "QRELS", "RUN"]))
                 invocations.append((args + [qpath, rpath], call["wanted"]))
-            return _Calls(result, invocations, tmp, options)
+            limit = options.memory_limit or memory_limit(os.path.getsize(qpath) + os.path.getsize(rpath))
+            return _Calls(result, invocations, tmp, options, limit)
         except BaseException:
             tmp.cleanup()
             raise
@@ -186,8 +190,10 @@ class _Calls(Pending):
     when the last call ends, fails or is cancelled.
     """
 
-    def __init__(self, result: ReferenceResult, invocations: list[tuple[list[str], list]], tmp, options: Options):
+    def __init__(self, result: ReferenceResult, invocations: list[tuple[list[str], list]], tmp, options: Options,
+                 limit: int):
         self._result, self._invocations, self._tmp, self._options = result, invocations, tmp, options
+        self._limit = limit  # address space of each call (RLIMIT_AS): a huge allocation fails instead of swapping
         self._proc = self._out = self._err = None
         self._outcome: tuple[ReferenceResult | None, Exception | None] | None = None
         self._started = 0.0
@@ -202,7 +208,8 @@ class _Calls(Pending):
         self._err = tempfile.TemporaryFile("w+", dir=self._tmp.name)
         self._started = time.monotonic()
         try:
-            self._proc = subprocess.Popen(args, stdout=self._out, stderr=self._err)
+            self._proc = subprocess.Popen(args, stdout=self._out, stderr=self._err,
+                                          preexec_fn=functools.partial(limit_memory, self._limit))
         except OSError as exc:
             raise unavailable(f"cannot run trec_eval: {exc}") from None
 
@@ -243,12 +250,18 @@ class _Calls(Pending):
         try:
             code = self._proc.wait(None if timeout is None else max(0.0, timeout - (time.monotonic() - self._started)))
         except subprocess.TimeoutExpired:
-            raise unavailable(f"trec_eval did not finish within {timeout} s") from None
+            raise failed(f"trec_eval did not finish within {timeout} s") from None
         self._out.seek(0)
         self._err.seek(0)
         stdout, stderr = self._out.read(), self._err.read()
+        limit = f"under a memory limit of {self._limit // MIB} MiB"
+        if code < 0:
+            raise failed(f"trec_eval failed: {death_reason(-code)} ({limit})")
         if code != 0:
             msg = " | ".join((stderr.strip() or stdout.strip()).splitlines()[:5]) or "no message"
+            if looks_out_of_memory(msg) and "duplicate" not in msg:  # its message after a duplicate is the same
+                raise failed(f"trec_eval exited with {code}: {msg}; out of memory: that is its message when an "
+                             f"allocation fails, and it ran {limit}")
             raise unavailable(f"trec_eval exited with {code}: {msg}")
         return stdout
 
@@ -294,7 +307,9 @@ def _gains_reason(mapping: dict[int, float]) -> str | None:
     if reason:
         return reason
     values = sorted({v for g, v in mapping.items() if g >= 0})
-    if any(float(np.float32(v)) != v for v in values):
+    with np.errstate(over="ignore"):  # 2^1023-1 becomes inf in a float: not held exactly, said below
+        inexact = any(float(np.float32(v)) != v for v in values)
+    if inexact:
         return "a gain that trec_eval's float parameters cannot hold exactly"
     if any(0 < b - a < 1 for a, b in zip(values, values[1:])):
         return "gains closer than 1: trec_eval 9.0.4 sorts gains by (int)(g1 - g2) (m_ndcg.c comp_rel_gain)"
