@@ -93,7 +93,7 @@ def dataset(grades: list[int], scale=None) -> Dataset:
 
 
 @pytest.mark.parametrize("measure", ["nDCG(gains={1:1.5e308,2:1.5e308})@3",  # the ideal's sum
-                                     "nDCG(gains={1:1e300,2:1e-300})@1"])  # a tiny ideal: the ratio
+                                     "nDCG(gains={1:-1e300,2:1e-300})@1"])  # a tiny ideal: the ratio
 def test_gains_maps_that_leave_the_double_range_are_refused(measure):
     r = run("q1 d1 3\nq1 d2 2\nq1 d3 1")
     with pytest.raises(InvalidInput) as exc:
