@@ -32,6 +32,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import atomic_write, head_bytes, read_input_bytes
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
+from trec_bridge.messages import quote
 
 from . import strict_json as sj
 
@@ -108,7 +109,7 @@ def read_ranx_qrels(path: str | os.PathLike) -> Qrels:
         raise InvalidInput("E_FILE_EMPTY", "the ranx qrels lists no query", file=file)
     for q, inner in doc.items():
         if not inner:
-            raise sj.schema_error((q,), f"query {q!r} has no judgment; a qrels file lists judged documents "
+            raise sj.schema_error((q,), f"query {quote(q)} has no judgment; a qrels file lists judged documents "
                                   "(leave the query out, or judge its documents 0)", file)
     qids, docs, grades = _flatten(doc, file)
     if not set(map(type, grades)) <= {int}:

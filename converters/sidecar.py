@@ -18,6 +18,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import atomic_write, sha256_file
 from trec_bridge.model import QueryOrder, Run
+from trec_bridge.messages import quote
 
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
@@ -105,10 +106,10 @@ def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput("E_SIDECAR", f"not a {FORMAT} manifest", file=side)
     if manifest.get("version") != VERSION:
-        raise InvalidInput("E_SIDECAR", f"unsupported sidecar version {manifest.get('version')!r} "
+        raise InvalidInput("E_SIDECAR", f"unsupported sidecar version {quote(manifest.get('version'))} "
                            f"(this tool reads version {VERSION})", file=side)
     if manifest.get("kind") != kind:
-        raise InvalidInput("E_SIDECAR", f"the manifest describes a {manifest.get('kind')!r} file, not a {kind}",
+        raise InvalidInput("E_SIDECAR", f"the manifest describes a {quote(manifest.get('kind'))} file, not a {kind}",
                            file=side)
     trec_file = manifest.get("trec_file")
     expected = trec_file.get("sha256") if isinstance(trec_file, dict) else None  # "trec_file": true was a traceback
@@ -138,10 +139,10 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
     qids = [q for q, _ in entries]
     if len(set(qids)) != len(qids):  # found by fuzzing: the Run would list the query twice
         q = next(q for i, q in enumerate(qids) if q in qids[:i])
-        raise InvalidInput("E_SIDECAR", f"the manifest lists query {q!r} twice", file=side, query=q)
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {quote(q)} twice", file=side, query=q)
     both = next((q for q in failures if q in set(qids)), None)
     if both is not None:
-        raise InvalidInput("E_SIDECAR", f"the manifest lists query {both!r} both with a ranking and as failed",
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {quote(both)} both with a ranking and as failed",
                            file=side, query=both)
     if order_source not in ("list", "score", "rank") or not isinstance(metadata, dict):
         raise InvalidInput("E_SIDECAR", "malformed sidecar manifest (order_source or metadata)", file=side)
@@ -154,11 +155,11 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
     for q, values in original.items():
         numbers = [v for v in values if v is not None]
         if not set(map(type, numbers)) <= {int, float} or not np.isfinite(np.asarray(numbers, dtype=float)).all():
-            raise InvalidInput("E_SIDECAR", f"malformed original scores for query {q!r}", file=side, query=q)
+            raise InvalidInput("E_SIDECAR", f"malformed original scores for query {quote(q)}", file=side, query=q)
         replace[q] = values
     for q, values in replace.items():
         if len(values) != counts.get(q, -1):
-            raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {q!r}, the TREC file "
+            raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {quote(q)}, the TREC file "
                                f"{counts.get(q, 0)} documents", file=side, query=q)
     frame = _restore_scores(run.frame, replace) if replace else run.frame
     return Run(frame=frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,

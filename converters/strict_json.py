@@ -30,6 +30,9 @@ import numpy as np
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import read_input_bytes
+from trec_bridge.messages import quote
+
+from . import invisible
 
 MAX_DEPTH = 64  # containers nested in one another; the top-level object is depth 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -39,7 +42,10 @@ FORMAT_VERSION = 1
 # Characters no ID may contain: whitespace in Python's, ECMAScript's and Unicode's
 # sense (TREC files are split on it) and control characters.  Same class as
 # $defs/id in the shipped schemas.
-ID_BAD_CHARS = r"[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+# The invisible characters of converters/invisible.py (zero-width, bidi controls, U+FEFF) are in the class
+# too, so the schema refuses them; the loaders report those with their own code, E_ID_INVISIBLE.
+ID_BAD_CHARS = (r"[\u0000-\u0020\u007f-\u00a0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069"
+                r"\u3000\ufeff]")
 _BAD_ID = re.compile(ID_BAD_CHARS)
 _BRACKETS = np.frombuffer(b"[]{}", dtype=np.uint8)
 # Only a number with a 3-digit exponent or 19+ digits can overflow float or int64;
@@ -77,7 +83,7 @@ def show(value: Any) -> str:
     if isinstance(value, int):
         return f"integer {value}"
     if isinstance(value, float):
-        return f"number {value!r}"
+        return f"number {quote(value)}"
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=False)
         return f"string {text if len(text) <= 60 else text[:57] + '...'}"
@@ -352,6 +358,8 @@ def validate(doc: Any, name: str, file: str | None, light: dict[str, Any] | None
     error = next(iter(validator.iter_errors(doc)), None)
     if error is not None:
         parts, message = describe(error)
+        if error.validator == "not" and isinstance(error.instance, str):
+            _refuse_invisible(error.instance, parts, file)
         raise schema_error(parts, message, file)
 
 
@@ -419,7 +427,13 @@ def check_ids(values: list, where: Callable[[int], Parts], file: str | None) -> 
     bad = "" in values or _BAD_ID.search("".join(values)) is not None
     if bad:
         i = next(i for i, v in enumerate(values) if v == "" or _BAD_ID.search(v))
+        _refuse_invisible(values[i], where(i), file)
         raise schema_error(where(i), msg_bad_id(values[i]), file)
+
+
+def _refuse_invisible(value: str, parts: Parts, file: str | None) -> None:
+    """An ID refused for an invisible character gets that class's own code (as in TREC files)."""
+    invisible.refuse_in([value], "the ID", lambda _: {"file": file, "json_path": json_path(parts)})
 
 
 def check_unique(values: list, where: Callable[[int], Parts], file: str | None) -> None:

@@ -20,6 +20,7 @@ from typing import Callable, IO
 from . import memory_guard
 from .errors import InvalidInput, TrecBridgeError
 from .progress import progress
+from .messages import quote
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
@@ -155,7 +156,7 @@ def atomic_write(path: str | os.PathLike, content: bytes | str | Callable[[IO[by
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise TrecBridgeError("E_OUTPUT", f"folder {str(folder)!r} does not exist", file=str(path))
+        raise TrecBridgeError("E_OUTPUT", f"folder {quote(str(folder))} does not exist", file=str(path))
     if target.is_dir():
         raise TrecBridgeError("E_OUTPUT", "output path is a directory", file=str(path))
     try:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UsageError
+from ..messages import note
+from ..messages import quote
 
 RUN_HELP = """Write a run (trec-bridge JSON, TREC run, or ranx JSON) for another tool.
 
@@ -71,8 +72,6 @@ def add_parser(sub) -> None:
     d.set_defaults(handler=_dataset)
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"trec-bridge: {message}\n")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -101,13 +100,13 @@ def _run(args) -> int:
     else:
         run = load_run_any(args.input, order=args.order or "score")
     info = export_run(run, args.output, args.to, sidecar=not args.no_sidecar)
-    _note(f"wrote {info.path}: {info.rows} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
+    note(f"wrote {info.path}: {info.rows} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
     if info.synthetic_queries:
         n = len(info.synthetic_queries)
-        _note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal scores), "
-              f"e.g. {info.synthetic_queries[0]!r}" + ("; original scores kept in the sidecar" if info.sidecar else ""))
-    for note in info.notes:
-        _note(note)
+        note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal scores), "
+              f"e.g. {quote(info.synthetic_queries[0])}" + ("; original scores kept in the sidecar" if info.sidecar else ""))
+    for text in info.notes:
+        note(text)
     return 0
 
 
@@ -123,7 +122,7 @@ def _dataset(args) -> int:
     else:
         dataset = load_dataset_any(args.input)
     info = export_dataset(dataset, args.output, args.to)
-    _note(f"wrote {info.path}: {info.rows} judgments")
-    for note in info.notes:
-        _note(note)
+    note(f"wrote {info.path}: {info.rows} judgments")
+    for text in info.notes:
+        note(text)
     return 0

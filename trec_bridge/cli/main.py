@@ -12,6 +12,7 @@ import os
 import sys
 
 from ..errors import EXIT_INVALID, TrecBridgeError
+from ..messages import message_text
 
 # command name -> module in this package exposing add_parser(subparsers), which sets args.handler(args) -> int
 COMMANDS = {
@@ -32,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message}\n")
+        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message_text(message)}\n")
         sys.exit(EXIT_INVALID)
 
 
@@ -59,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # an option's type may raise a UsageError with its own code (integers.int_option)
         return int(args.handler(args) or 0)
     except TrecBridgeError as exc:
         sys.stderr.write(f"trec-bridge: error: {exc.render()}\n")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..report import REPORT_FORMAT, fraction_text
+from ..messages import quote
 
 
 def load_report(path: str) -> dict:
@@ -41,7 +42,7 @@ def load_report(path: str) -> dict:
     doc = read_document(path, REPORT_FORMAT)
     for key in ("fingerprints", "measures", "per_query", "means"):
         if key not in doc:
-            raise InvalidInput("E_JSON_SCHEMA", f"report has no {key!r}: not written by trec-bridge score --json?",
+            raise InvalidInput("E_JSON_SCHEMA", f"report has no {quote(key)}: not written by trec-bridge score --json?",
                                file=str(path), json_path=f"$.{key}")
     if not isinstance(doc["fingerprints"], dict) or not isinstance(doc["fingerprints"].get("protocol"), str):
         raise InvalidInput("E_JSON_SCHEMA", "report has no protocol fingerprint", file=str(path),

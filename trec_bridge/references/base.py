@@ -18,6 +18,7 @@ import polars as pl
 from ..errors import ReferenceUnavailable
 from ..measures.base import Measure
 from ..model import Qrels, Run
+from ..messages import quote
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ def check_unique(qrels: Qrels, frame: pl.DataFrame | None, tool: str) -> None:
         if dup.height:
             row = dup.row(0, named=True)
             raise unavailable(f"{tool} takes a dict, which cannot hold the {what}'s duplicate "
-                              f"(query {row['query_id']!r}, document {row['doc_id']!r})")
+                              f"(query {quote(row['query_id'])}, document {quote(row['doc_id'])})")
 
 
 def crashing_queries(qrels: Qrels, evaluated) -> list[str]:

@@ -12,6 +12,7 @@ in one pass).  The ranx provider is never used: it fails under pandas >= 3.
 from __future__ import annotations
 
 from ..measures.base import Measure
+from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, gain_map, negative_gain_reason,
                    qrels_dict, run_dict, scored_frame)
@@ -100,7 +101,7 @@ class IrMeasures(PythonReference):
             crash = crashing_queries(qrels, rd) if pname == "pytrec_eval" else []
             if crash:  # the C code would take the whole process down (references/base.py crashing_queries)
                 for m, _ in items:
-                    result.failed[str(m)] = (f"not run: query {crash[0]!r} has only negative judgments, on which the "
+                    result.failed[str(m)] = (f"not run: query {quote(crash[0])} has only negative judgments, on which the "
                                              "pytrec_eval provider (trec_eval's C code) exits, crashes or loops")
                 continue
             result.command.append(f"ir_measures.{pname}.evaluator([{', '.join(native_name(o) for o in objs)}], qrels)"
