@@ -20,6 +20,8 @@ from trec_bridge.files import atomic_write, sha256_file
 from trec_bridge.model import QueryOrder, Run
 from trec_bridge.messages import quote
 
+from .strict_json import read_json_file
+
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
 SUFFIX = ".manifest.json"
@@ -82,27 +84,22 @@ def remove_stale(path: Path) -> None:
     if not path.is_file():
         return
     try:
-        stale = json.loads(path.read_bytes()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
+        doc = read_json_file(path)
+    except (TrecBridgeError, OSError):
         return
+    stale = isinstance(doc, dict) and doc.get("format") == FORMAT
     if stale:
         path.unlink(missing_ok=True)
-
-
-def _no_duplicate_keys(pairs):
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("duplicate key in a JSON object")
-    return dict(pairs)
 
 
 def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     """The manifest at ``path``, checked to describe exactly the bytes of ``trec_path``."""
     side = str(path)
-    try:
-        manifest = json.loads(path.read_bytes(), object_pairs_hook=_no_duplicate_keys)
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands deep
-        raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read ({exc})", file=side) from None
+    try:  # the strict reader of every JSON input: a BOM, UTF-16, duplicate keys, NaN, deep nesting are refused
+        manifest = read_json_file(path)
+    except TrecBridgeError as exc:
+        raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read: [{exc.code}] {exc.message}",
+                           file=side, line=exc.where.line) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput("E_SIDECAR", f"not a {FORMAT} manifest", file=side)
     if manifest.get("version") != VERSION:

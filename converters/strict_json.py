@@ -233,7 +233,8 @@ def _check_depth(raw: bytes, file: str | None) -> None:
     offset = int(structural[int(np.argmax(depth > MAX_DEPTH))])
     line = raw.count(b"\n", 0, offset) + 1
     col = len(raw[raw.rfind(b"\n", 0, offset) + 1:offset].decode("utf-8", "replace")) + 1
-    raise InvalidInput("E_JSON_TOO_DEEP", f"nesting deeper than {MAX_DEPTH} levels at line {line}, column {col}", file=file, line=line)
+    raise InvalidInput("E_JSON_TOO_DEEP", f"nesting deeper than {MAX_DEPTH} levels at line {line}, column {col} (refused "
+                       "before a parser's recursion could exhaust the stack)", file=file, line=line)
 
 
 def _backslashes_before(arr: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -305,11 +306,15 @@ def check_format(doc: Any, expected: str, file: str | None) -> None:
                            json_path="$.version" if "version" in doc else "$")
 
 
+def read_json_file(path) -> Any:
+    """Read and strictly parse one JSON file (gzip allowed): the one way every JSON input is read."""
+    return parse_json(read_input_bytes(path), str(path))
+
+
 def read_document(path, expected_format: str) -> Any:
     """Read, strictly parse and format-check one JSON file (gzip allowed)."""
-    file = str(path)
-    doc = parse_json(read_input_bytes(path), file)
-    check_format(doc, expected_format, file)
+    doc = read_json_file(path)
+    check_format(doc, expected_format, str(path))
     return doc
 
 
