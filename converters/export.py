@@ -30,6 +30,7 @@ from trec_bridge.files import atomic_write
 from trec_bridge.model import QRELS_SCHEMA, Dataset, Qrels, Run
 from trec_bridge.messages import quote
 
+from . import invisible
 from .interop import qrels_to_dataframe, qrels_to_ir_measures, run_to_dataframe, run_to_ir_measures  # noqa: F401
 
 __all__ = [
@@ -186,6 +187,7 @@ def _qrels_tsv(qrels: Qrels, target: str, iteration: str) -> None:
             i = int(bad.arg_true()[0])
             raise InvalidInput("E_TREC_COLUMNS", f"{column} {quote(col[i])} is empty or contains whitespace; it cannot be "
                                f"written to {target}", query=frame.get_column("query_id")[i])
+        invisible.refuse_in_column(col, column, lambda i: {"query": frame.get_column("query_id")[i]})
     table = frame.select("query_id", "doc_id", pl.col("grade").alias("relevance"), "iteration")
     atomic_write(target, _tsv(table, QRELS_TSV_COLUMNS))
 

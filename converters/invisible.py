@@ -70,6 +70,14 @@ def error(char: str, where_text: str, what: str = "", **where) -> InvalidInput:
                         "every tool; remove it", **where)
 
 
+def refuse_in_column(col, what: str, where: Callable[[int], dict] = lambda i: {}) -> None:
+    """``refuse_in`` for a polars string column (one vectorised test): writers refuse what readers would."""
+    hit = col.str.contains(INVISIBLE_CLASS)
+    if hit.any():
+        i = int(hit.arg_true()[0])
+        raise error(col[i][find_in_text(col[i])], col[i], what, **where(i))
+
+
 def refuse_in(values: list[str], what: str, where: Callable[[int], dict] = lambda i: {}) -> None:
     """E_ID_INVISIBLE for the first of ``values`` (IDs) holding an invisible character; one regex scan when none does."""
     if _INVISIBLE.search("\x00".join(values)) is None:

@@ -20,8 +20,6 @@ from trec_bridge.files import atomic_write, sha256_file
 from trec_bridge.model import QueryOrder, Run
 from trec_bridge.messages import quote
 
-from .strict_json import read_json_file
-
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
 SUFFIX = ".manifest.json"
@@ -69,10 +67,23 @@ def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
     """The manifest as JSON text (compact when it holds many scores); raise before anything is written."""
     big = sum(len(v) for v in manifest.get("original_scores", {}).values()) > 100_000
     try:
-        return json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
+        text = json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
     except (TypeError, ValueError) as exc:
         raise TrecBridgeError("E_OUTPUT", f"the sidecar cannot be written as JSON: metadata that is not JSON, "
                               f"or a NaN score ({exc})", file=str(path)) from None
+    _metadata_reads_back(manifest.get("metadata"), path)
+    return text
+
+
+def _metadata_reads_back(metadata, path) -> None:
+    """The free-form metadata must pass the strict reader (int64, depth), or the sidecar could not be read."""
+    from .strict_json import encode_checked
+
+    try:
+        encode_checked(json.dumps(metadata, ensure_ascii=False), strict=True, file=str(path))
+    except InvalidInput as exc:
+        raise TrecBridgeError("E_OUTPUT", f"the sidecar cannot be written: its metadata would not read back "
+                              f"([{exc.code}] {exc.message})", file=str(path)) from None
 
 
 def write_manifest(manifest: dict, path: str | os.PathLike) -> None:
@@ -83,6 +94,8 @@ def remove_stale(path: Path) -> None:
     """Delete a trec-bridge manifest left from an earlier write of the same TREC file."""
     if not path.is_file():
         return
+    from .strict_json import read_json_file  # jsonschema: imported only when a sidecar exists (TREC start-up)
+
     try:
         doc = read_json_file(path)
     except (TrecBridgeError, OSError):
@@ -95,6 +108,8 @@ def remove_stale(path: Path) -> None:
 def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     """The manifest at ``path``, checked to describe exactly the bytes of ``trec_path``."""
     side = str(path)
+    from .strict_json import read_json_file  # jsonschema: imported only when a sidecar exists (TREC start-up)
+
     try:  # the strict reader of every JSON input: a BOM, UTF-16, duplicate keys, NaN, deep nesting are refused
         manifest = read_json_file(path)
     except TrecBridgeError as exc:

@@ -287,12 +287,27 @@ def _check_surrogates(doc: Any, file: str | None) -> None:
 # ---------------------------------------------------------------- format and version
 
 
+def msg_missing_format(expected: str, found: tuple[str, Any] | None = None) -> str:
+    """What a document without a top-level ``format`` key should hold, with the accepted values."""
+    others = " and ".join(f'"{f}"' for f in KNOWN_FORMATS if f != expected)
+    msg = (f"no \"format\" field at the top level; expected \"format\": \"{expected}\" (a trec-bridge JSON "
+           f"{KNOWN_FORMATS.get(expected, 'document')} starts {{\"format\": \"{expected}\", \"version\": "
+           f"{FORMAT_VERSION}, ...}}; {others} name the other kinds of file)")
+    if expected == "trec-bridge.run":
+        msg += "; ranx's layout {query ID: {document ID: score}} is read too (trec-bridge import ranx-run converts it)"
+    elif expected == "trec-bridge.dataset":
+        msg += "; ranx's layout {query ID: {document ID: grade}} is read too (trec-bridge import ranx-qrels converts it)"
+    if found is not None:
+        msg += f", but {json_path((found[0],))} is {show(found[1])}, not a {{document ID: value}} object"
+    return msg
+
+
 def check_format(doc: Any, expected: str, file: str | None) -> None:
     """The document names ``expected`` as its format and version 1."""
     if not isinstance(doc, dict):
         raise InvalidInput("E_JSON_FORMAT", f"expected a JSON object with \"format\": \"{expected}\", found {show(doc)}", file=file, json_path="$")
     if "format" not in doc:
-        raise InvalidInput("E_JSON_FORMAT", f"no \"format\" field; expected \"format\": \"{expected}\"", file=file, json_path="$")
+        raise InvalidInput("E_JSON_FORMAT", msg_missing_format(expected), file=file, json_path="$")
     found = doc["format"]
     if found != expected:
         msg = f"found format {show(found)}, expected \"{expected}\""

@@ -19,6 +19,7 @@ from trec_bridge.files import atomic_write, read_input_bytes
 from trec_bridge.model import QRELS_SCHEMA, Qrels
 from trec_bridge.messages import quote
 
+from . import invisible
 from .text_lines import Field, check_bytes, split_columns
 from .trec_run import BAD_ID_PATTERN, INTEGER_PATTERN
 
@@ -83,6 +84,8 @@ def write_trec_qrels(qrels: Qrels, path: str | os.PathLike, *, iteration: str = 
         qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
         raise InvalidInput("E_BOM", f"query ID {quote(qid)} starts with U+FEFF (a byte-order mark); it cannot be written",
                            query=qid)
+    for column, what in (("query_id", "query"), ("iteration", "iteration"), ("doc_id", "document")):
+        invisible.refuse_in_column(frame.get_column(column), what, lambda i: {"query": frame.get_column("query_id")[i]})
     if frame.height == 0:
         raise InvalidInput("E_FILE_EMPTY", "no judgment to write; an empty qrels file is not readable", file=target)
     buf = io.BytesIO()

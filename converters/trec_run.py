@@ -30,6 +30,7 @@ from trec_bridge.progress import progress
 from trec_bridge.ranking import pair_keys, pair_keys_of_blocks, positions
 from trec_bridge.messages import quote
 
+from . import invisible
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed, split_columns
 
@@ -564,9 +565,13 @@ def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
         qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
         raise InvalidInput("E_BOM", f"query ID {quote(qid)} starts with U+FEFF (a byte-order mark); it cannot be written "
                            f"to the TREC file {target}", query=qid)
+    for column, what in (("query_id", "query"), ("doc_id", "document")):
+        invisible.refuse_in_column(frame.get_column(column), f"{what} ID",
+                                   lambda i: {"query": frame.get_column("query_id")[i]})
     if not tag or any(c in PY_WHITESPACE + "\x00" for c in tag):
         raise InvalidInput("E_TREC_COLUMNS", f"run ID {quote(tag)} is empty or contains whitespace or NUL; it cannot be "
                            f"the tag column of the TREC file {target}")
+    invisible.refuse_in([tag], "run ID")
 
 
 def trec_score_columns(frame: pl.DataFrame) -> tuple[pl.Series, list[str]]:

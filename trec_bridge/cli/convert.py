@@ -97,10 +97,9 @@ def is_json_name(path: str) -> bool:
 
 def _not_json_content(path: str) -> None:
     """A TREC name on a JSON file would fail on line 1 with a puzzling message: say what is wrong."""
-    from ..files import head_bytes
+    from converters.detect import is_json
 
-    head = head_bytes(path)
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+    if is_json(path):  # the one detector every command uses
         raise UsageError("E_USAGE", f"{path} holds JSON but its name does not end in .json, so it would be read "
                          "as a TREC file; rename it to *.json")
 

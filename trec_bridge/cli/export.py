@@ -86,7 +86,6 @@ def _same_file(a: str, b: str) -> bool:
 def _run(args) -> int:
     from converters.detect import is_json, load_run_any
     from converters.export import export_run
-    from converters.ranx_json import looks_like_ranx, read_ranx_run
 
     if _same_file(args.input, args.output):
         raise UsageError("E_USAGE", "the output would overwrite the input")
@@ -95,10 +94,7 @@ def _run(args) -> int:
     if is_json(args.input) and args.order is not None:
         raise UsageError("E_USAGE", "--order applies when reading a TREC run; a JSON run has its own order, and a "
                          "ranx run is ordered by score")
-    if is_json(args.input) and looks_like_ranx(args.input):
-        run = read_ranx_run(args.input)
-    else:
-        run = load_run_any(args.input, order=args.order or "score")
+    run = load_run_any(args.input, order=args.order or "score")
     info = export_run(run, args.output, args.to, sidecar=not args.no_sidecar)
     note(f"wrote {info.path}: {info.rows} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
     if info.synthetic_queries:
@@ -111,16 +107,12 @@ def _run(args) -> int:
 
 
 def _dataset(args) -> int:
-    from converters.detect import is_json, load_dataset_any
+    from converters.detect import load_dataset_any
     from converters.export import export_dataset
-    from converters.ranx_json import looks_like_ranx, read_ranx_dataset
 
     if _same_file(args.input, args.output):
         raise UsageError("E_USAGE", "the output would overwrite the input")
-    if is_json(args.input) and looks_like_ranx(args.input):
-        dataset = read_ranx_dataset(args.input)
-    else:
-        dataset = load_dataset_any(args.input)
+    dataset = load_dataset_any(args.input)
     info = export_dataset(dataset, args.output, args.to)
     note(f"wrote {info.path}: {info.rows} judgments")
     for text in info.notes:
