@@ -10,6 +10,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import read_input_bytes
 from trec_bridge.model import CHUNK_SCHEMA, ChunkMap
+from trec_bridge.messages import quote
 
 from .strict_json import check_ids, json_path, parse_json
 from .text_lines import check_bytes
@@ -23,7 +24,7 @@ def load_chunk_map(path) -> ChunkMap:
         pairs = list(doc.items())
         for chunk, target in pairs:
             if not isinstance(target, str) or not target:
-                raise InvalidInput("E_JSON_SCHEMA", f"chunk {chunk!r} must map to a document ID string, got {target!r}",
+                raise InvalidInput("E_JSON_SCHEMA", f"chunk {quote(chunk)} must map to a document ID string, got {quote(target)}",
                                    file=file, json_path=json_path((chunk,)))
         chunks = [c for c, _ in pairs]
         check_ids(chunks, lambda i: (chunks[i],), file)  # same ID rule as a dataset's chunk_map
@@ -48,7 +49,7 @@ def _text_pairs(raw: bytes, file: str) -> list[tuple[str, str]]:
             raise InvalidInput("E_TREC_COLUMNS", f"expected 2 columns (chunk, document), found {len(fields)}",
                                file=file, line=n)
         if fields[0] in seen:
-            raise InvalidInput("E_CHUNK_MAP_DUPLICATE", f"chunk {fields[0]!r} is listed twice in the chunk map (first on "
+            raise InvalidInput("E_CHUNK_MAP_DUPLICATE", f"chunk {quote(fields[0])} is listed twice in the chunk map (first on "
                                f"line {seen[fields[0]]})", file=file, line=n)
         seen[fields[0]] = n
         pairs.append((fields[0], fields[1]))

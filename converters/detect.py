@@ -1,12 +1,16 @@
-"""Open a dataset or a run whatever its format: JSON by content, TREC otherwise.
+"""Open a dataset or a run whatever its format: the one format detector of every command.
 
-The CLI and the API take the user's file as it is; sniffing the first
-non-blank byte (``{``) is enough to tell our JSON formats from TREC lines,
-which never start with a brace.
+The CLI and the API take the user's file as it is.  JSON or TREC: the first
+non-blank byte (``{``) tells them apart, as TREC lines never start with a
+brace.  Which JSON layout: the parsed document's top-level ``format`` key
+(``json_layout``), decided on the whole document the reader then uses, so
+the detector can never disagree with the reader (a 64 KB sniff once called a
+dataset whose ``format`` came later "not a ranx qrels").
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -16,21 +20,52 @@ from trec_bridge.model import Dataset, Qrels, Query, Run
 
 
 def is_json(path: str | Path) -> bool:
-    """Sniff the first non-blank byte of the (possibly gzipped) file without reading all of it."""
+    """Whether the first non-blank byte of the (possibly gzipped) file is ``{``, read no further than it."""
     if not Path(path).is_file():
         read_input_bytes(path)  # raises the right error for a missing file or a directory
-    return head_bytes(path).lstrip(b" \t\r\n")[:1] == b"{"
+    n = 4096
+    while True:
+        head = head_bytes(path, n)
+        data = head.lstrip(b" \t\r\n")
+        if data or len(head) < n:  # found, or the whole (blank) file was read
+            return data[:1] == b"{"
+        n *= 16  # megabytes of blanks before the brace: still JSON, as the reader will find
+
+
+def json_layout(doc: Any, file: str | None, what: str) -> str:
+    """``"trec-bridge"`` (a document naming its format) or ``"ranx"`` (``{query ID: {document ID: value}}``).
+
+    ``what`` is "run" or "dataset", for the message when the document is neither.
+    """
+    if not isinstance(doc, dict):
+        return "trec-bridge"  # the format check says what a document must be
+    if "format" in doc and not isinstance(doc["format"], dict):  # a dict: ranx, with a query named "format"
+        return "trec-bridge"
+    bad = next((k for k, v in doc.items() if not isinstance(v, dict)), None)
+    if bad is None:
+        return "ranx"
+    from . import strict_json as sj  # jsonschema: imported only when JSON is read (TREC start-up stays light)
+
+    raise InvalidInput("E_JSON_FORMAT", sj.msg_missing_format(FORMATS[what], found=(bad, doc[bad])), file=file,
+                       json_path="$")
+
+
+FORMATS = {"run": "trec-bridge.run", "dataset": "trec-bridge.dataset"}
 
 
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):
-        from .json_run import load_run
-        from .ranx_json import looks_like_ranx, read_ranx_run
+        from . import strict_json as sj
+        from .json_run import document_to_run
+        from .ranx_json import ranx_run_from_document
 
-        if looks_like_ranx(path):
-            return read_ranx_run(path)
-        return load_run(path, allow_duplicates=chunks)
+        file = str(path)
+        doc = sj.read_json_file(path)
+        if json_layout(doc, file, "run") == "ranx":
+            return ranx_run_from_document(doc, file)
+        sj.check_format(doc, FORMATS["run"], file)
+        return document_to_run(doc, file, allow_duplicates=chunks)
     from .trec_run import read_trec_run
 
     return read_trec_run(path, order=order)
@@ -39,12 +74,16 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
 def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, threshold: int | None = None) -> Dataset:
     """A JSON dataset, or TREC qrels whose query set is the qrels' queries or a query-ID file."""
     if is_json(path):
-        from .json_dataset import load_dataset
-        from .ranx_json import looks_like_ranx, read_ranx_dataset
+        from . import strict_json as sj
+        from .json_dataset import document_to_dataset
+        from .ranx_json import ranx_dataset_from_document
 
-        if looks_like_ranx(path):
-            return read_ranx_dataset(path, threshold=threshold)
-        dataset = load_dataset(path)
+        file = str(path)
+        doc = sj.read_json_file(path)
+        if json_layout(doc, file, "dataset") == "ranx":
+            return ranx_dataset_from_document(doc, file, threshold=threshold)
+        sj.check_format(doc, FORMATS["dataset"], file)
+        dataset = document_to_dataset(doc, file)
         if queries_file is not None:
             raise InvalidInput("E_USAGE", "--queries applies to TREC qrels; a JSON dataset lists its own queries",
                                file=str(queries_file))

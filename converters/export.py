@@ -28,7 +28,9 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, UsageError
 from trec_bridge.files import atomic_write
 from trec_bridge.model import QRELS_SCHEMA, Dataset, Qrels, Run
+from trec_bridge.messages import quote
 
+from . import invisible
 from .interop import qrels_to_dataframe, qrels_to_ir_measures, run_to_dataframe, run_to_ir_measures  # noqa: F401
 
 __all__ = [
@@ -71,7 +73,7 @@ def dataset_to_dataframe(dataset: Dataset):
 def export_run(run: Run, path: str | os.PathLike, to: str, *, sidecar: bool = True) -> ExportInfo:
     """Write ``run`` for another tool: ``to`` is one of RUN_TARGETS."""
     if to not in RUN_TARGETS:
-        raise UsageError("E_USAGE", f"a run exports to {', '.join(RUN_TARGETS)}, not {to!r}")
+        raise UsageError("E_USAGE", f"a run exports to {', '.join(RUN_TARGETS)}, not {quote(to)}")
     target = str(path)
     if to == "trec":
         from .trec_run import write_trec_run
@@ -92,7 +94,7 @@ def export_run(run: Run, path: str | os.PathLike, to: str, *, sidecar: bool = Tr
         info = ExportInfo(target, to, run.frame.height, synthetic_queries=w.synthetic_queries)
         if w.failed_queries:
             info.notes.append(f"{len(w.failed_queries)} failed queries are not in the file (ranx has no 'failed'); "
-                              f"ranx will read them as missing, e.g. {w.failed_queries[0]!r}")
+                              f"ranx will read them as missing, e.g. {quote(w.failed_queries[0])}")
         if w.empty_queries:
             info.notes.append(f"{len(w.empty_queries)} empty rankings are written as {{}}")
         if w.dropped:
@@ -147,7 +149,7 @@ def read_ir_measures_tsv(path: str | os.PathLike):
 def export_dataset(dataset: Dataset, path: str | os.PathLike, to: str) -> ExportInfo:
     """Write the dataset's judgments for another tool: ``to`` is one of DATASET_TARGETS."""
     if to not in DATASET_TARGETS:
-        raise UsageError("E_USAGE", f"a dataset exports to {', '.join(DATASET_TARGETS)}, not {to!r}")
+        raise UsageError("E_USAGE", f"a dataset exports to {', '.join(DATASET_TARGETS)}, not {quote(to)}")
     from trec_bridge.dataset_checks import check_dataset
 
     check_dataset(dataset)  # an export never carries judgments trec-bridge would refuse
@@ -184,8 +186,9 @@ def _qrels_tsv(qrels: Qrels, target: str, iteration: str) -> None:
         bad = col.str.contains(BAD_ID_PATTERN) | (col.str.len_bytes() == 0)
         if bad.any():
             i = int(bad.arg_true()[0])
-            raise InvalidInput("E_TREC_COLUMNS", f"{column} {col[i]!r} is empty or contains whitespace; it cannot be "
+            raise InvalidInput("E_TREC_COLUMNS", f"{column} {quote(col[i])} is empty or contains whitespace; it cannot be "
                                f"written to {target}", query=frame.get_column("query_id")[i])
+        invisible.refuse_in_column(col, column, lambda i: {"query": frame.get_column("query_id")[i]})
     table = frame.select("query_id", "doc_id", pl.col("grade").alias("relevance"), "iteration")
     atomic_write(target, _tsv(table, QRELS_TSV_COLUMNS))
 

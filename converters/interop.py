@@ -20,7 +20,9 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, UsageError
 from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, Qrels, Run
+from trec_bridge.messages import quote
 
+from . import invisible
 from .trec_qrels import check_qrels_duplicates
 from .trec_run import order_rows, trec_score_values
 
@@ -31,16 +33,17 @@ def _ids(values: list, what: str) -> pl.Series:
     if set(map(type, values)) - {str}:
         bad = next((v for v in values if not isinstance(v, str)), None)
         if bad is not None:
-            raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {bad!r} "
+            raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
                              "(IDs are never converted: 7 and '007' would collide)")
         values = [str(v) for v in values]  # str subclasses such as numpy.str_
+    invisible.refuse_in(values, what)
     return pl.Series(values, dtype=pl.String)
 
 
 def _scores(values: list, qids: list, dids: list) -> pl.Series:
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise InvalidInput("E_RUN_SCORE", f"score {v!r} (item {i + 1}) is not a finite number",
+            raise InvalidInput("E_RUN_SCORE", f"score {quote(v)} (item {i + 1}) is not a finite number",
                                query=qids[i], doc=dids[i])
     return pl.Series(np.asarray(values, dtype=np.float64))
 
@@ -48,7 +51,7 @@ def _scores(values: list, qids: list, dids: list) -> pl.Series:
 def _grades(values: list, qids: list, dids: list) -> pl.Series:
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise InvalidInput("E_QRELS_GRADE", f"relevance {v!r} (item {i + 1}) is not an integer",
+            raise InvalidInput("E_QRELS_GRADE", f"relevance {quote(v)} (item {i + 1}) is not an integer",
                                query=qids[i], doc=dids[i])
     bad = first_out_of_range(values)
     if bad is not None:

@@ -42,6 +42,8 @@ import polars as pl
 from trec_bridge.dataset_checks import check_dataset
 from trec_bridge.errors import ERROR_CODES, InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.model import QRELS_SCHEMA, Dataset, Qrels, Query
+from trec_bridge.messages import quote
+from . import invisible
 
 DEFAULT_MAX_DOCS = 100_000  # --list-docs refuses a larger corpus (its IDs go on one JSON line)
 SOURCE_KEY = "ir_datasets"  # Dataset.metadata[SOURCE_KEY] describes where the data came from
@@ -90,7 +92,7 @@ def _missing_file_error(dataset_id: str, stage: str, exc: DownloadNeeded, home: 
     targets = exc.extracted_to + ([exc.cache_path] if exc.cache_path else [])
     expected = targets[0] if targets else (exc.local_copies[0] if exc.local_copies else None)
     what = {"qrels": "judgments (qrels)", "queries": "queries", "docs": "documents"}[stage]
-    msg = [f"ir_datasets dataset {dataset_id!r} needs a file for its {what} that is not in its cache "
+    msg = [f"ir_datasets dataset {quote(dataset_id)} needs a file for its {what} that is not in its cache "
            f"(IR_DATASETS_HOME={home}), and trec-bridge does not download."]
     if expected:
         msg.append(f"ir_datasets expects it at {expected}")
@@ -108,7 +110,7 @@ def _missing_file_error(dataset_id: str, stage: str, exc: DownloadNeeded, home: 
 
 
 def _manual_file_error(dataset_id: str, stage: str, path: str, instructions: str | None) -> InvalidInput:
-    msg = (f"ir_datasets dataset {dataset_id!r} needs a file for its {stage} that ir_datasets cannot download: "
+    msg = (f"ir_datasets dataset {quote(dataset_id)} needs a file for its {stage} that ir_datasets cannot download: "
            f"it must be obtained and placed at {path}")
     if instructions:
         msg += f". ir_datasets says: {' '.join(instructions.split())}"
@@ -161,7 +163,7 @@ def _load(irds, dataset_id: str):
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
         "; `ir_datasets list` or https://ir-datasets.com lists the IDs"
     raise UsageError(_code("E_IRDS_UNKNOWN", "E_USAGE"),
-                     f"unknown ir_datasets dataset ID {dataset_id!r} (ir_datasets {irds.__version__}){hint}") from None
+                     f"unknown ir_datasets dataset ID {quote(dataset_id)} (ir_datasets {irds.__version__}){hint}") from None
 
 
 # --------------------------------------------------------------------------- the guard and the recorder
@@ -416,7 +418,7 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
     ds = _load(irds, dataset_id)
     for what in ("queries", "qrels"):
         if not getattr(ds, f"has_{what}")():
-            raise UsageError("E_USAGE", f"ir_datasets dataset {dataset_id!r} has no {what}; trec-bridge imports "
+            raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has no {what}; trec-bridge imports "
                              "datasets with both queries and qrels")
     home_now = str(_IMPORTED_HOME or default_home())
     session = _Session(irds, allow_download)
@@ -446,7 +448,7 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
     documented = _documented_counts(ds)
     for what, n in documented.items():
         if what in counts and counts[what] != n:
-            warnings.append(f"ir_datasets documents {n} {what} for {dataset_id!r}, but its cached files gave "
+            warnings.append(f"ir_datasets documents {n} {what} for {quote(dataset_id)}, but its cached files gave "
                             f"{counts[what]}: a partial or different file may be in the cache")
 
     docs = _documentation(ds)
@@ -506,16 +508,16 @@ def _guarded(dataset_id: str, stage: str, home: str, read: Callable[[], Any]) ->
         raise
     except LocalCopyRejected as exc:
         raise InvalidInput("E_FILE_UNREADABLE", f"ir_datasets rejected {exc.path}, the local copy of a download for the "
-                           f"{stage} of {dataset_id!r}: {type(exc.reason).__name__}: {exc.reason}. Replace it with the "
+                           f"{stage} of {quote(dataset_id)}: {type(exc.reason).__name__}: {exc.reason}. Replace it with the "
                            "file ir_datasets expects" + (f", or place the file itself at {exc.cache_path}"
                                                          if exc.cache_path else "") + ".", file=exc.path) from None
     except ManualFileNeeded as exc:  # a LocalDownload (manual file, or create_dataset's file) is absent
         raise _manual_file_error(dataset_id, stage, exc.path, exc.instructions) from None
     except ImportError as exc:
-        raise UsageError("E_USAGE", f"ir_datasets needs an optional package to read the {stage} of {dataset_id!r}: "
+        raise UsageError("E_USAGE", f"ir_datasets needs an optional package to read the {stage} of {quote(dataset_id)}: "
                          f"{exc}") from None
     except Exception as exc:  # noqa: BLE001 - ir_datasets' parsers raise RuntimeError/ValueError/...
-        raise InvalidInput("E_FILE_UNREADABLE", f"ir_datasets failed to read the {stage} of {dataset_id!r}: "
+        raise InvalidInput("E_FILE_UNREADABLE", f"ir_datasets failed to read the {stage} of {quote(dataset_id)}: "
                            f"{type(exc).__name__}: {exc}") from None
 
 
@@ -594,7 +596,7 @@ def _read_qrels(ds, bar: _Progress) -> tuple[pl.DataFrame, list[str]]:
                     continue
             except ImportError:  # pragma: no cover
                 pass
-            raise InvalidInput("E_QRELS_GRADE", f"ir_datasets gives relevance {g!r} ({type(g).__name__}); a grade must "
+            raise InvalidInput("E_QRELS_GRADE", f"ir_datasets gives relevance {quote(g)} ({type(g).__name__}); a grade must "
                                "be an integer", query=qids[i], doc=docs[i])
     frame = pl.DataFrame({"query_id": qids, "iteration": its, "doc_id": docs, "grade": grades}, schema=QRELS_SCHEMA)
     from .trec_qrels import check_qrels_duplicates
@@ -605,9 +607,10 @@ def _read_qrels(ds, bar: _Progress) -> tuple[pl.DataFrame, list[str]]:
 
 def _check_strings(values: list, what: str, qids: list, docs: list) -> None:
     if set(map(type, values)) <= {str}:
+        invisible.refuse_in(values, f"ir_datasets' {what}", lambda i: {"query": qids[i], "doc": docs[i]})
         return
     i = next(i for i, v in enumerate(values) if type(v) is not str)
-    raise InvalidInput("E_JSON_SCHEMA", f"ir_datasets gives a {what} that is not a string: {values[i]!r}",
+    raise InvalidInput("E_JSON_SCHEMA", f"ir_datasets gives a {what} that is not a string: {quote(values[i])}",
                        query=str(qids[i]), doc=str(docs[i]))
 
 
@@ -621,7 +624,8 @@ def _read_queries(ds, bar: _Progress) -> tuple[list[Query], list[str], str | Non
     for n, q in enumerate(ds.queries_iter(), 1):
         qid = q.query_id
         if type(qid) is not str:
-            raise InvalidInput("E_JSON_SCHEMA", f"ir_datasets gives a query ID that is not a string: {qid!r}")
+            raise InvalidInput("E_JSON_SCHEMA", f"ir_datasets gives a query ID that is not a string: {quote(qid)}")
+        invisible.refuse_in([qid], "ir_datasets' query ID")
         text = text_of(q)
         if n == 1:
             text_field = _field_name(q, fields, text)
@@ -656,19 +660,19 @@ def _field_name(q, fields: list[str], text) -> str | None:
 
 def _read_doc_ids(ds, dataset_id: str, max_docs: int, bar: _Progress) -> tuple[str, ...]:
     if not ds.has_docs():
-        raise UsageError("E_USAGE", f"ir_datasets dataset {dataset_id!r} has no documents to list; drop --list-docs")
+        raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has no documents to list; drop --list-docs")
     try:
         documented = ds.docs_count()
     except Exception:  # noqa: BLE001 - metadata unavailable for some datasets
         documented = None
     if documented is not None and documented > max_docs:
-        raise UsageError("E_USAGE", f"ir_datasets dataset {dataset_id!r} has {documented:,} documents, more than the "
+        raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has {documented:,} documents, more than the "
                          f"{max_docs:,} --list-docs lists (--max-docs N raises the limit); without --list-docs the "
                          "corpus is open")
     ids: list[str] = []
     for n, d in enumerate(ds.docs_iter(), 1):
         if n > max_docs:
-            raise UsageError("E_USAGE", f"ir_datasets dataset {dataset_id!r} has more than {max_docs:,} documents "
+            raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has more than {max_docs:,} documents "
                              "(--max-docs N raises the limit); without --list-docs the corpus is open")
         ids.append(d.doc_id)
         bar.tick("documents", n)
@@ -706,7 +710,7 @@ def _qrels_defs(ds, warnings: list[str]) -> dict[int, str]:
         try:
             key = int(k)
         except (TypeError, ValueError):
-            warnings.append(f"qrels_defs key {k!r} is not an integer grade; not kept")
+            warnings.append(f"qrels_defs key {quote(k)} is not an integer grade; not kept")
             continue
         out[key] = " ".join(str(v).split()) or str(key)
     return dict(sorted(out.items()))

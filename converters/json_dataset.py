@@ -17,6 +17,7 @@ from trec_bridge.dataset_checks import check_dataset
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write
 from trec_bridge.model import CHUNK_SCHEMA, QRELS_SCHEMA, ChunkMap, Dataset, Qrels, Query
+from trec_bridge.messages import quote
 
 from . import strict_json as sj
 
@@ -139,7 +140,7 @@ def _with_iterations(frame: pl.DataFrame, default: str, overrides: dict, file: s
     orphan = ov.join(frame, on=["query_id", "doc_id"], how="anti", maintain_order="left")
     if orphan.height:
         q, d, _ = orphan.row(0)
-        raise sj.schema_error(("trec_iterations", q, d), f"no judgment for ({q!r}, {d!r}) to give an iteration to", file)
+        raise sj.schema_error(("trec_iterations", q, d), f"no judgment for ({quote(q)}, {quote(d)}) to give an iteration to", file)
     joined = frame.join(ov, on=["query_id", "doc_id"], how="left", maintain_order="left")
     return joined.with_columns(pl.col("iteration").fill_null(pl.lit(default, dtype=pl.String)))
 

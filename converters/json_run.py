@@ -19,6 +19,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write
 from trec_bridge.model import RUN_SCHEMA, Run
+from trec_bridge.messages import quote
 
 from . import strict_json as sj
 
@@ -85,7 +86,7 @@ def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False) -> Ru
     failures: dict = doc.get("failures", {})
     conflict = next((q for q in failures if q in rankings), None)
     if conflict is not None:
-        raise InvalidInput("E_RUN_QUERY_CONFLICT", f"query {conflict!r} has both a ranking and a failure record; keep one",
+        raise InvalidInput("E_RUN_QUERY_CONFLICT", f"query {quote(conflict)} has both a ranking and a failure record; keep one",
                            file=file, json_path=sj.json_path(("failures", conflict)), query=conflict)
     metadata: dict = {}
     if "system" in doc:
@@ -181,7 +182,7 @@ def _check_duplicates(frame: pl.DataFrame, file: str | None) -> None:
         return
     q, d, _, second = dup.row(0)
     first = frame.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d)).item(0, "rank")
-    raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document {d!r} appears twice in the ranking of query {q!r}, at positions "
+    raise InvalidInput("E_RUN_DUPLICATE_DOC", f"document {quote(d)} appears twice in the ranking of query {quote(q)}, at positions "
                        f"{first} and {second} (counting from 1)", file=file, json_path=sj.json_path(("rankings", q, second - 1)),
                        query=q, doc=d)
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -33,24 +32,26 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import atomic_write, head_bytes, read_input_bytes
 from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
+from trec_bridge.messages import quote
 
 from . import strict_json as sj
 
-_OUR_FORMAT = re.compile(rb'"format"\s*:\s*"')  # ranx values are numbers, ours a "trec-bridge.*" string
-
-
 def looks_like_ranx(path: str | os.PathLike) -> bool:
-    """A JSON object with no string-valued ``"format"`` key near its start (ours always have one)."""
-    head = head_bytes(path, 65536).lstrip(b" \t\r\n")
-    return head[:1] == b"{" and not _OUR_FORMAT.search(head)
+    """Whether the file is in ranx's layout, by the one detector every command uses (detect.json_layout)."""
+    from .detect import is_json, json_layout
+
+    if not is_json(path):
+        return False
+    try:
+        return json_layout(sj.read_json_file(path), str(path), "run") == "ranx"
+    except InvalidInput:
+        return False
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def _read_nested(path: str | os.PathLike, what: str) -> tuple[dict, str]:
-    file = str(path)
-    doc = sj.parse_json(read_input_bytes(path), file)
+def _nested(doc, file: str, what: str) -> dict:
     if not isinstance(doc, dict):
         raise InvalidInput("E_JSON_FORMAT", f"a ranx {what} is a JSON object {{query ID: {{document ID: value}}}}, "
                            f"found {sj.show(doc)}", file=file, json_path="$")
@@ -62,7 +63,7 @@ def _read_nested(path: str | os.PathLike, what: str) -> tuple[dict, str]:
     for q, inner in doc.items():
         if not isinstance(inner, dict):
             raise sj.schema_error((q,), sj.msg_type("an object {document ID: value}", inner), file)
-    return doc, file
+    return doc
 
 
 def _flatten(doc: dict, file: str) -> tuple[list, list, list]:
@@ -83,9 +84,16 @@ def read_ranx_run(path: str | os.PathLike, *, run_id: str | None = None, dataset
 
     A query with ``{}`` is an explicitly empty ranking (a record, not missing).
     """
+    return ranx_run_from_document(sj.read_json_file(path), str(path), run_id=run_id, dataset_id=dataset_id,
+                                  dataset_version=dataset_version)
+
+
+def ranx_run_from_document(doc, file: str, *, run_id: str | None = None, dataset_id: str | None = None,
+                           dataset_version: str | None = None) -> Run:
+    """A parsed ranx run (see ``read_ranx_run``)."""
     from .trec_run import order_rows
 
-    doc, file = _read_nested(path, "run")
+    doc = _nested(doc, file, "run")
     qids, docs, scores = _flatten(doc, file)
     if not set(map(type, scores)) <= {int, float}:
         i = next(i for i, s in enumerate(scores) if type(s) not in (int, float))
@@ -104,12 +112,17 @@ def read_ranx_run(path: str | os.PathLike, *, run_id: str | None = None, dataset
 
 def read_ranx_qrels(path: str | os.PathLike) -> Qrels:
     """A ranx JSON qrels file as ``Qrels`` (iteration "0"), in file order."""
-    doc, file = _read_nested(path, "qrels")
+    return ranx_qrels_from_document(sj.read_json_file(path), str(path))
+
+
+def ranx_qrels_from_document(doc, file: str) -> Qrels:
+    """Parsed ranx qrels (see ``read_ranx_qrels``)."""
+    doc = _nested(doc, file, "qrels")
     if not doc:  # as an empty TREC qrels file: nothing defines the query set
         raise InvalidInput("E_FILE_EMPTY", "the ranx qrels lists no query", file=file)
     for q, inner in doc.items():
         if not inner:
-            raise sj.schema_error((q,), f"query {q!r} has no judgment; a qrels file lists judged documents "
+            raise sj.schema_error((q,), f"query {quote(q)} has no judgment; a qrels file lists judged documents "
                                   "(leave the query out, or judge its documents 0)", file)
     qids, docs, grades = _flatten(doc, file)
     if not set(map(type, grades)) <= {int}:
@@ -130,13 +143,20 @@ def read_ranx_dataset(path: str | os.PathLike, *, dataset_id: str | None = None,
     """ranx JSON qrels as a ``Dataset`` the way TREC qrels are read: the judged queries are the query set
     (``query_source="qrels"``), open corpus, pooled, grade scale = grades seen (plus the threshold if none
     reaches it)."""
-    qrels = read_ranx_qrels(path)
+    return ranx_dataset_from_document(sj.read_json_file(path), str(path), dataset_id=dataset_id,
+                                      dataset_version=dataset_version, threshold=threshold)
+
+
+def ranx_dataset_from_document(doc, file: str, *, dataset_id: str | None = None, dataset_version: str | None = None,
+                               threshold: int | None = None) -> Dataset:
+    """Parsed ranx qrels as a ``Dataset`` (see ``read_ranx_dataset``)."""
+    qrels = ranx_qrels_from_document(doc, file)
     t = 1 if threshold is None else threshold
     seen = set(qrels.frame.get_column("grade").unique().to_list())
     scale = tuple(sorted(seen | ({t} if max(seen) < t else set())))
     return Dataset(queries=tuple(Query(q) for q in qrels.query_ids()), qrels=qrels, dataset_id=dataset_id,
                    dataset_version=dataset_version, grades=scale, threshold=t, completeness="pooled", corpus=None,
-                   query_source="qrels", source=str(path))
+                   query_source="qrels", source=file)
 
 
 # --------------------------------------------------------------------------- writing

@@ -18,6 +18,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import sha256_file
 from trec_bridge.model import QueryOrder, Run
+from trec_bridge.messages import quote
 
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
@@ -66,43 +67,55 @@ def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
     """The manifest as JSON text (compact when it holds many scores); raise before anything is written."""
     big = sum(len(v) for v in manifest.get("original_scores", {}).values()) > 100_000
     try:
-        return json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
+        text = json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
     except (TypeError, ValueError) as exc:
         raise TrecBridgeError("E_OUTPUT", f"the sidecar cannot be written as JSON: metadata that is not JSON, "
                               f"or a NaN score ({exc})", file=str(path)) from None
+    _metadata_reads_back(manifest.get("metadata"), path)
+    return text
+
+
+def _metadata_reads_back(metadata, path) -> None:
+    """The free-form metadata must pass the strict reader (int64, depth), or the sidecar could not be read."""
+    from .strict_json import encode_checked
+
+    try:
+        encode_checked(json.dumps(metadata, ensure_ascii=False), strict=True, file=str(path))
+    except InvalidInput as exc:
+        raise TrecBridgeError("E_OUTPUT", f"the sidecar cannot be written: its metadata would not read back "
+                              f"([{exc.code}] {exc.message})", file=str(path)) from None
 
 
 def is_ours(path: Path) -> bool:
     """Whether ``path`` is a trec-bridge manifest (one left by an earlier write of the same TREC file)."""
     if not path.is_file():
         return False
+    from .strict_json import read_json_file  # jsonschema: imported only when a sidecar exists (TREC start-up)
+
     try:
-        return json.loads(path.read_bytes()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError, RecursionError):
+        doc = read_json_file(path)
+    except (TrecBridgeError, OSError):
         return False
-
-
-def _no_duplicate_keys(pairs):
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("duplicate key in a JSON object")
-    return dict(pairs)
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
 
 
 def load_manifest(path: Path, trec_path: str | os.PathLike, kind: str) -> dict:
     """The manifest at ``path``, checked to describe exactly the bytes of ``trec_path``."""
     side = str(path)
-    try:
-        manifest = json.loads(path.read_bytes(), object_pairs_hook=_no_duplicate_keys)
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands deep
-        raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read ({exc})", file=side) from None
+    from .strict_json import read_json_file  # jsonschema: imported only when a sidecar exists (TREC start-up)
+
+    try:  # the strict reader of every JSON input: a BOM, UTF-16, duplicate keys, NaN, deep nesting are refused
+        manifest = read_json_file(path)
+    except TrecBridgeError as exc:
+        raise InvalidInput("E_SIDECAR", f"the sidecar manifest cannot be read: [{exc.code}] {exc.message}",
+                           file=side, line=exc.where.line) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput("E_SIDECAR", f"not a {FORMAT} manifest", file=side)
     if manifest.get("version") != VERSION:
-        raise InvalidInput("E_SIDECAR", f"unsupported sidecar version {manifest.get('version')!r} "
+        raise InvalidInput("E_SIDECAR", f"unsupported sidecar version {quote(manifest.get('version'))} "
                            f"(this tool reads version {VERSION})", file=side)
     if manifest.get("kind") != kind:
-        raise InvalidInput("E_SIDECAR", f"the manifest describes a {manifest.get('kind')!r} file, not a {kind}",
+        raise InvalidInput("E_SIDECAR", f"the manifest describes a {quote(manifest.get('kind'))} file, not a {kind}",
                            file=side)
     trec_file = manifest.get("trec_file")
     expected = trec_file.get("sha256") if isinstance(trec_file, dict) else None  # "trec_file": true was a traceback
@@ -143,10 +156,10 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
     qids = [q for q, _ in entries]
     if len(set(qids)) != len(qids):  # found by fuzzing: the Run would list the query twice
         q = next(q for i, q in enumerate(qids) if q in qids[:i])
-        raise InvalidInput("E_SIDECAR", f"the manifest lists query {q!r} twice", file=side, query=q)
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {quote(q)} twice", file=side, query=q)
     both = next((q for q in failures if q in set(qids)), None)
     if both is not None:
-        raise InvalidInput("E_SIDECAR", f"the manifest lists query {both!r} both with a ranking and as failed",
+        raise InvalidInput("E_SIDECAR", f"the manifest lists query {quote(both)} both with a ranking and as failed",
                            file=side, query=both)
     if order_source not in ("list", "score", "rank") or not isinstance(metadata, dict):
         raise InvalidInput("E_SIDECAR", "malformed sidecar manifest (order_source or metadata)", file=side)
@@ -159,11 +172,11 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
     for q, values in original.items():
         numbers = [v for v in values if v is not None]
         if not set(map(type, numbers)) <= {int, float} or not np.isfinite(np.asarray(numbers, dtype=float)).all():
-            raise InvalidInput("E_SIDECAR", f"malformed original scores for query {q!r}", file=side, query=q)
+            raise InvalidInput("E_SIDECAR", f"malformed original scores for query {quote(q)}", file=side, query=q)
         replace[q] = values
     for q, values in replace.items():
         if len(values) != counts.get(q, -1):
-            raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {q!r}, the TREC file "
+            raise InvalidInput("E_SIDECAR", f"the manifest has {len(values)} scores for query {quote(q)}, the TREC file "
                                f"{counts.get(q, 0)} documents", file=side, query=q)
     out = Run(frame=run.frame, queries=tuple(q for q, _ in entries), failures=failures, metadata=metadata,
               order=order, order_source=order_source, source=run.source, unique_checked=run.unique_checked, **ids)

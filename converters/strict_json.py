@@ -30,6 +30,9 @@ import numpy as np
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import read_input_bytes
+from trec_bridge.messages import quote
+
+from . import invisible
 
 MAX_DEPTH = 64  # containers nested in one another; the top-level object is depth 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -39,7 +42,10 @@ FORMAT_VERSION = 1
 # Characters no ID may contain: whitespace in Python's, ECMAScript's and Unicode's
 # sense (TREC files are split on it) and control characters.  Same class as
 # $defs/id in the shipped schemas.
-ID_BAD_CHARS = r"[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+# The invisible characters of converters/invisible.py (zero-width, bidi controls, U+FEFF) are in the class
+# too, so the schema refuses them; the loaders report those with their own code, E_ID_INVISIBLE.
+ID_BAD_CHARS = (r"[\u0000-\u0020\u007f-\u00a0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069"
+                r"\u3000\ufeff]")
 _BAD_ID = re.compile(ID_BAD_CHARS)
 _BRACKETS = np.frombuffer(b"[]{}", dtype=np.uint8)
 # Only a number with a 3-digit exponent or 19+ digits can overflow float or int64;
@@ -77,7 +83,7 @@ def show(value: Any) -> str:
     if isinstance(value, int):
         return f"integer {value}"
     if isinstance(value, float):
-        return f"number {value!r}"
+        return f"number {quote(value)}"
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=False)
         return f"string {text if len(text) <= 60 else text[:57] + '...'}"
@@ -227,7 +233,8 @@ def _check_depth(raw: bytes, file: str | None) -> None:
     offset = int(structural[int(np.argmax(depth > MAX_DEPTH))])
     line = raw.count(b"\n", 0, offset) + 1
     col = len(raw[raw.rfind(b"\n", 0, offset) + 1:offset].decode("utf-8", "replace")) + 1
-    raise InvalidInput("E_JSON_TOO_DEEP", f"nesting deeper than {MAX_DEPTH} levels at line {line}, column {col}", file=file, line=line)
+    raise InvalidInput("E_JSON_TOO_DEEP", f"nesting deeper than {MAX_DEPTH} levels at line {line}, column {col} (refused "
+                       "before a parser's recursion could exhaust the stack)", file=file, line=line)
 
 
 def _backslashes_before(arr: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -280,12 +287,27 @@ def _check_surrogates(doc: Any, file: str | None) -> None:
 # ---------------------------------------------------------------- format and version
 
 
+def msg_missing_format(expected: str, found: tuple[str, Any] | None = None) -> str:
+    """What a document without a top-level ``format`` key should hold, with the accepted values."""
+    others = " and ".join(f'"{f}"' for f in KNOWN_FORMATS if f != expected)
+    msg = (f"no \"format\" field at the top level; expected \"format\": \"{expected}\" (a trec-bridge JSON "
+           f"{KNOWN_FORMATS.get(expected, 'document')} starts {{\"format\": \"{expected}\", \"version\": "
+           f"{FORMAT_VERSION}, ...}}; {others} name the other kinds of file)")
+    if expected == "trec-bridge.run":
+        msg += "; ranx's layout {query ID: {document ID: score}} is read too (trec-bridge import ranx-run converts it)"
+    elif expected == "trec-bridge.dataset":
+        msg += "; ranx's layout {query ID: {document ID: grade}} is read too (trec-bridge import ranx-qrels converts it)"
+    if found is not None:
+        msg += f", but {json_path((found[0],))} is {show(found[1])}, not a {{document ID: value}} object"
+    return msg
+
+
 def check_format(doc: Any, expected: str, file: str | None) -> None:
     """The document names ``expected`` as its format and version 1."""
     if not isinstance(doc, dict):
         raise InvalidInput("E_JSON_FORMAT", f"expected a JSON object with \"format\": \"{expected}\", found {show(doc)}", file=file, json_path="$")
     if "format" not in doc:
-        raise InvalidInput("E_JSON_FORMAT", f"no \"format\" field; expected \"format\": \"{expected}\"", file=file, json_path="$")
+        raise InvalidInput("E_JSON_FORMAT", msg_missing_format(expected), file=file, json_path="$")
     found = doc["format"]
     if found != expected:
         msg = f"found format {show(found)}, expected \"{expected}\""
@@ -299,11 +321,15 @@ def check_format(doc: Any, expected: str, file: str | None) -> None:
                            json_path="$.version" if "version" in doc else "$")
 
 
+def read_json_file(path) -> Any:
+    """Read and strictly parse one JSON file (gzip allowed): the one way every JSON input is read."""
+    return parse_json(read_input_bytes(path), str(path))
+
+
 def read_document(path, expected_format: str) -> Any:
     """Read, strictly parse and format-check one JSON file (gzip allowed)."""
-    file = str(path)
-    doc = parse_json(read_input_bytes(path), file)
-    check_format(doc, expected_format, file)
+    doc = read_json_file(path)
+    check_format(doc, expected_format, str(path))
     return doc
 
 
@@ -352,6 +378,8 @@ def validate(doc: Any, name: str, file: str | None, light: dict[str, Any] | None
     error = next(iter(validator.iter_errors(doc)), None)
     if error is not None:
         parts, message = describe(error)
+        if error.validator == "not" and isinstance(error.instance, str):
+            _refuse_invisible(error.instance, parts, file)
         raise schema_error(parts, message, file)
 
 
@@ -421,7 +449,13 @@ def check_ids(values: list, where: Callable[[int], Parts], file: str | None) -> 
     bad = "" in values or _BAD_ID.search("".join(values)) is not None
     if bad:
         i = next(i for i, v in enumerate(values) if v == "" or _BAD_ID.search(v))
+        _refuse_invisible(values[i], where(i), file)
         raise schema_error(where(i), msg_bad_id(values[i]), file)
+
+
+def _refuse_invisible(value: str, parts: Parts, file: str | None) -> None:
+    """An ID refused for an invisible character gets that class's own code (as in TREC files)."""
+    invisible.refuse_in([value], "the ID", lambda _: {"file": file, "json_path": json_path(parts)})
 
 
 def check_unique(values: list, where: Callable[[int], Parts], file: str | None) -> None:

@@ -26,6 +26,9 @@ import numpy as np
 import polars as pl
 
 from trec_bridge.errors import InvalidInput
+from trec_bridge.messages import quote
+
+from . import invisible
 
 # trec_eval splits on C isspace(): space, \t, \r, \v, \f and the newline.
 _SEP_CLASS = r"[ \t\r\x0b\x0c]"
@@ -159,6 +162,11 @@ def check_bytes(raw: bytes, file: str, *, at_file_start: bool = True,
         except UnicodeDecodeError as exc:
             raise InvalidInput("E_ENCODING", f"not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
                                file=file, line=line_at(raw, exc.start)) from None
+    at = -1 if census.ascii else invisible.find_in_bytes(raw)
+    if at >= 0:
+        line = line_at(raw, at)
+        char = raw[at:at + 3].decode("utf-8", "ignore")[0]
+        raise invisible.error(char, clip(line_text(raw, line)), "the line", file=file, line=line)
     hits = [raw.find(bytes([b])) for b in (0x1c, 0x1d, 0x1e, 0x1f) if census.count(b)]
     if hits:
         at = min(hits)
@@ -289,7 +297,7 @@ def _general_path(raw: bytes, fields: list[Field], file: str, blank_lines: str, 
                                "(trec_eval stops with 'Malformed line' there)", file=file, line=row + 1)
         text = lines[row]
         found = len(re.findall(_FIELD, text))
-        raise InvalidInput("E_TREC_COLUMNS", f"expected {n} columns ({layout}), found {found}: {clip(text.strip())!r}",
+        raise InvalidInput("E_TREC_COLUMNS", f"expected {n} columns ({layout}), found {found}: {quote(clip(text.strip()))}",
                            file=file, line=row + 1)
     keep = np.flatnonzero(~blank)
     frame = parts if keep.size == len(blank) else parts[keep]
@@ -339,4 +347,4 @@ def _check_values(cols: Columns, fields: list[Field], file: str, *, typed: bool)
         where["query"] = cols.frame.get_column("query_id")[row]
     if "doc_id" in names:
         where["doc"] = cols.frame.get_column("doc_id")[row]
-    raise InvalidInput(f.code, f"{f.name} {clip(text)!r} is not {f.expected}", **where)
+    raise InvalidInput(f.code, f"{f.name} {quote(clip(text))} is not {f.expected}", **where)

@@ -18,7 +18,9 @@ from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write, read_input_bytes
 from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, Qrels
+from trec_bridge.messages import quote
 
+from . import invisible
 from .text_lines import Field, check_bytes, split_columns
 from .trec_run import BAD_ID_PATTERN, INTEGER_PATTERN
 
@@ -79,14 +81,16 @@ def write_trec_qrels(qrels: Qrels, path: str | os.PathLike, *, iteration: str = 
         bad = col.str.contains(BAD_ID_PATTERN) | (col.str.len_bytes() == 0)
         if bad.any():
             i = int(bad.arg_true()[0])
-            raise InvalidInput("E_TREC_COLUMNS", f"{what} {col[i]!r} is empty or contains whitespace or NUL; it "
+            raise InvalidInput("E_TREC_COLUMNS", f"{what} {quote(col[i])} is empty or contains whitespace or NUL; it "
                                f"cannot be written to the TREC file {target}",
                                query=frame.get_column("query_id")[i], doc=frame.get_column("doc_id")[i])
     starts_bom = frame.get_column("query_id").str.starts_with("\ufeff")
     if starts_bom.any():
         qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
-        raise InvalidInput("E_BOM", f"query ID {qid!r} starts with U+FEFF (a byte-order mark); it cannot be written",
+        raise InvalidInput("E_BOM", f"query ID {quote(qid)} starts with U+FEFF (a byte-order mark); it cannot be written",
                            query=qid)
+    for column, what in (("query_id", "query"), ("iteration", "iteration"), ("doc_id", "document")):
+        invisible.refuse_in_column(frame.get_column(column), what, lambda i: {"query": frame.get_column("query_id")[i]})
     if frame.height == 0:
         raise InvalidInput("E_FILE_EMPTY", "no judgment to write; an empty qrels file is not readable", file=target)
     buf = io.BytesIO()

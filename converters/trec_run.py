@@ -29,7 +29,9 @@ from trec_bridge.outputs import write_files
 from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
 from trec_bridge.progress import progress
 from trec_bridge.ranking import pair_keys, pair_keys_of_blocks, positions
+from trec_bridge.messages import quote
 
+from . import invisible
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, parse_typed, split_columns
 
@@ -94,7 +96,7 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     ``Run.own_scores()``.
     """
     if order not in ("score", "rank"):
-        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
+        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {quote(order)}")
     name = str(path)
     raw = read_input_bytes(path)
     manifest = None
@@ -141,7 +143,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
     is computed on the way (``files.sha256_file`` then needs no second read).
     """
     if order not in ("score", "rank"):
-        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {order!r}")
+        raise UsageError("E_USAGE", f"order must be 'score' or 'rank', not {quote(order)}")
     name = str(path)
     part_bytes = part_bytes or PART_BYTES
     try:
@@ -573,7 +575,7 @@ def ordered_frame(run: Run) -> pl.DataFrame:
     qids = frame.get_column("query_id")
     unknown = [q for q in qids.unique().to_list() if q not in pos]
     if unknown:
-        raise UsageError("E_USAGE", f"run frame has rows for query {unknown[0]!r}, which run.queries does not list")
+        raise UsageError("E_USAGE", f"run frame has rows for query {quote(unknown[0])}, which run.queries does not list")
     qpos = qids.replace_strict(pos, return_dtype=pl.Int64).to_numpy()
     rank = frame.get_column("rank").to_numpy()
     n = frame.height
@@ -598,16 +600,20 @@ def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
             where = {"query": frame.get_column("query_id")[i]}
             if column == "doc_id":
                 where["doc"] = col[i]
-            raise InvalidInput("E_TREC_COLUMNS", f"{what} ID {col[i]!r} is empty or contains whitespace or NUL; "
+            raise InvalidInput("E_TREC_COLUMNS", f"{what} ID {quote(col[i])} is empty or contains whitespace or NUL; "
                                f"it cannot be written to the TREC file {target}", **where)
     starts_bom = frame.get_column("query_id").str.starts_with("\ufeff")
     if starts_bom.any():
         qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
-        raise InvalidInput("E_BOM", f"query ID {qid!r} starts with U+FEFF (a byte-order mark); it cannot be written "
+        raise InvalidInput("E_BOM", f"query ID {quote(qid)} starts with U+FEFF (a byte-order mark); it cannot be written "
                            f"to the TREC file {target}", query=qid)
+    for column, what in (("query_id", "query"), ("doc_id", "document")):
+        invisible.refuse_in_column(frame.get_column(column), f"{what} ID",
+                                   lambda i: {"query": frame.get_column("query_id")[i]})
     if not tag or any(c in PY_WHITESPACE + "\x00" for c in tag):
-        raise InvalidInput("E_TREC_COLUMNS", f"run ID {tag!r} is empty or contains whitespace or NUL; it cannot be "
+        raise InvalidInput("E_TREC_COLUMNS", f"run ID {quote(tag)} is empty or contains whitespace or NUL; it cannot be "
                            f"the tag column of the TREC file {target}")
+    invisible.refuse_in([tag], "run ID")
 
 
 class ChosenScores(NamedTuple):

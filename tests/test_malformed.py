@@ -60,6 +60,7 @@ def _materialise(case: dict, tmp: Path) -> tuple[list[str], dict[str, str], set[
                 else:
                     data = codecs.escape_decode(recipe["content"])[0]
                     data += codecs.escape_decode(recipe.get("repeat", ""))[0] * recipe.get("times", 0)
+                    data += codecs.escape_decode(recipe.get("then", ""))[0]
                 if "truncate" in recipe:
                     data = data[: recipe["truncate"]]
                 path.write_bytes(data)

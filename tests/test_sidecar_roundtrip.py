@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from converters import invisible
 from converters.text_lines import PY_WHITESPACE
 from converters.trec_run import read_trec_run, write_trec_run
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.model import RUN_SCHEMA, QueryOrder, Run
 
 ID_CHARS = st.characters(exclude_categories=("Cs",), exclude_characters=PY_WHITESPACE + "\x00\ufeff")
+ID_CHARS = ID_CHARS.filter(lambda c: invisible.find_in_text(c) < 0)  # refused by every reader (E_ID_INVISIBLE)
 IDS = st.one_of(
     st.sampled_from(["007", "7", "0", "#", "#q", '"q"', "'", "é", "e\u0301", "\U0001F600", "a#b", "Q0", "-1", "1e5"]),
     st.text(ID_CHARS, min_size=1, max_size=5),
@@ -57,7 +59,7 @@ def runs(draw) -> Run:
         run_id=draw(st.one_of(st.none(), IDS)),
         dataset_id=draw(st.one_of(st.none(), IDS)),
         dataset_version=draw(st.one_of(st.none(), st.text(max_size=4))),
-        metadata=draw(st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=3), st.none()),
+        metadata=draw(st.dictionaries(st.text(max_size=3), st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=3), st.none()),
                                       max_size=2)),
     )
 
@@ -274,6 +276,27 @@ def test_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(TrecBridgeError) as err:
         write_trec_run(run, tmp_path / "r.run")
     assert err.value.code == "E_OUTPUT"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("metadata", [{"n": 2**63}, {"deep": json.loads("[" * 70 + "]" * 70)}])
+def test_metadata_the_strict_reader_would_refuse_is_not_written(tmp_path, metadata):
+    """Sidecars are read strictly (int64, depth): the writer refuses what could not be read back."""
+    run = sample_run()
+    run.metadata = metadata
+    with pytest.raises(TrecBridgeError) as err:
+        write_trec_run(run, tmp_path / "r.run")
+    assert err.value.code == "E_OUTPUT" and "read back" in err.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_invisible_character_in_an_id_is_not_written(tmp_path):
+    """The TREC writers refuse the IDs every reader refuses (E_ID_INVISIBLE), so a written file reads back."""
+    run = sample_run()
+    run.frame = run.frame.with_columns(pl.col("doc_id").str.replace(r"^", "\u200b"))
+    with pytest.raises(TrecBridgeError) as err:
+        write_trec_run(run, tmp_path / "r.run")
+    assert err.value.code == "E_ID_INVISIBLE"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -13,6 +13,7 @@ import polars as pl
 
 from .errors import InvalidInput
 from .model import ChunkMap, Run
+from .messages import quote
 
 
 @dataclass
@@ -32,7 +33,7 @@ def check_chunk_map(chunk_map: ChunkMap, corpus: tuple[str, ...] | None) -> None
         outside = frame.filter(~pl.col("doc_id").is_in(list(corpus)))
         if outside.height:
             raise InvalidInput("E_CHUNK_MAP_DOC",
-                               f"chunk {outside.item(0, 'chunk_id')!r} maps to a document outside the corpus",
+                               f"chunk {quote(outside.item(0, 'chunk_id'))} maps to a document outside the corpus",
                                file=chunk_map.source, doc=outside.item(0, "doc_id"))
 
 

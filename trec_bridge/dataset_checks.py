@@ -21,6 +21,7 @@ import polars as pl
 from .errors import InvalidInput
 from .grades import first_out_of_range, range_message
 from .model import Dataset
+from .messages import quote
 
 # A place in the dataset, independent of file syntax; a loader maps it to its
 # own notation (the JSON loader to a JSON path):
@@ -47,7 +48,7 @@ def _duplicate_queries(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
     seen: set[str] = set()
     for i, q in enumerate(ids):
         if q in seen:
-            fail("E_DATASET_DUPLICATE_QUERY", f"query {q!r} is listed twice", ("query", i), query=q)
+            fail("E_DATASET_DUPLICATE_QUERY", f"query {quote(q)} is listed twice", ("query", i), query=q)
         seen.add(q)
 
 
@@ -67,7 +68,7 @@ def _unjudged_queries(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
 def _threshold(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
     t = ds.threshold
     if type(t) is not int or t < 1:
-        fail("E_DATASET_THRESHOLD", f"relevance threshold {t!r} must be an integer >= 1: below 1, grade 0 would be relevant "
+        fail("E_DATASET_THRESHOLD", f"relevance threshold {quote(t)} must be an integer >= 1: below 1, grade 0 would be relevant "
              "while an unjudged document is not", ("threshold",))
     if ds.grades is not None and t > max(ds.grades):
         fail("E_DATASET_THRESHOLD", f"relevance threshold {t} is above the highest grade {max(ds.grades)}: no document "
@@ -120,7 +121,7 @@ def _unknown_queries(ds: Dataset, frame: pl.DataFrame, fail) -> None:
     if bad.height:
         q = bad.item(0, "query_id")
         why = "the dataset declares unjudged" if q in ds.unjudged_queries else "the dataset's queries do not list"
-        fail("E_DATASET_UNKNOWN_QUERY", f"judgments for query {q!r}, which {why}", ("query_judgments", q), query=q)
+        fail("E_DATASET_UNKNOWN_QUERY", f"judgments for query {quote(q)}, which {why}", ("query_judgments", q), query=q)
 
 
 def _unknown_docs(ds: Dataset, frame: pl.DataFrame, fail) -> None:
@@ -129,7 +130,7 @@ def _unknown_docs(ds: Dataset, frame: pl.DataFrame, fail) -> None:
     bad = frame.filter(~pl.col("doc_id").is_in(list(ds.corpus)))
     if bad.height:
         q, _, d, _ = bad.row(0)
-        fail("E_DATASET_UNKNOWN_DOC", f"document {d!r} is judged but is not in the listed corpus", ("judgment", q, d), query=q, doc=d)
+        fail("E_DATASET_UNKNOWN_DOC", f"document {quote(d)} is judged but is not in the listed corpus", ("judgment", q, d), query=q, doc=d)
 
 
 def _chunk_map(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
@@ -139,13 +140,13 @@ def _chunk_map(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
     dup = cm.filter(~pl.col("chunk_id").is_first_distinct())
     if dup.height:
         c = dup.item(0, "chunk_id")
-        fail("E_CHUNK_MAP_DUPLICATE", f"chunk {c!r} is mapped twice", ("chunk", c))
+        fail("E_CHUNK_MAP_DUPLICATE", f"chunk {quote(c)} is mapped twice", ("chunk", c))
     if ds.corpus is None:
         return
     bad = cm.filter(~pl.col("doc_id").is_in(list(ds.corpus)))
     if bad.height:
         c, d = bad.row(0)
-        fail("E_CHUNK_MAP_DOC", f"chunk {c!r} maps to document {d!r}, which is not in the listed corpus (an error even if no run "
+        fail("E_CHUNK_MAP_DOC", f"chunk {quote(c)} maps to document {quote(d)}, which is not in the listed corpus (an error even if no run "
              "uses the chunk)", ("chunk", c), doc=d)
 
 
@@ -176,11 +177,11 @@ def _exhaustive(ds: Dataset, frame: pl.DataFrame, fail) -> None:
         return
     q, judged = short.item(0, "query_id"), short.item(0, "judged")
     if judged == 0:
-        fail("E_DATASET_NOT_EXHAUSTIVE", f"query {q!r} has no judgments, but its judgments are declared exhaustive: each of the "
+        fail("E_DATASET_NOT_EXHAUSTIVE", f"query {quote(q)} has no judgments, but its judgments are declared exhaustive: each of the "
              f"{corpus.len()} corpus documents needs a grade (an unjudged pair is unknown, not 0)", ("judgments",), query=q)
     done = frame.filter(pl.col("query_id") == q).get_column("doc_id")
     d = corpus.filter(~corpus.is_in(done.implode())).item(0)
-    fail("E_DATASET_NOT_EXHAUSTIVE", f"judgments are declared exhaustive but ({q!r}, {d!r}) has no judgment: an unjudged pair is "
+    fail("E_DATASET_NOT_EXHAUSTIVE", f"judgments are declared exhaustive but ({quote(q)}, {quote(d)}) has no judgment: an unjudged pair is "
          f"unknown, not 0 (judge it, or declare the query pooled)", ("query_judgments", q), query=q, doc=d)
 
 
@@ -197,10 +198,10 @@ def _answerable(ds: Dataset, frame: pl.DataFrame, fail) -> None:
     for i, q in flagged:
         hit = first.get(q.query_id)
         if q.answerable is False and hit is not None:
-            fail("E_DATASET_ANSWERABLE", f"query {q.query_id!r} is declared answerable: false (no-answer) but document {hit[0]!r} "
+            fail("E_DATASET_ANSWERABLE", f"query {quote(q.query_id)} is declared answerable: false (no-answer) but document {quote(hit[0])} "
                  f"is relevant (grade {hit[1]} >= threshold {ds.threshold})", ("query", i, "answerable"), query=q.query_id, doc=hit[0])
         if q.answerable is True and hit is None:
-            fail("E_DATASET_ANSWERABLE", f"query {q.query_id!r} is declared answerable: true but has no relevant judgment "
+            fail("E_DATASET_ANSWERABLE", f"query {quote(q.query_id)} is declared answerable: true but has no relevant judgment "
                  f"(no grade >= threshold {ds.threshold})", ("query", i, "answerable"), query=q.query_id)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .messages import message_text, quote
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_INCOMPLETE = 2
@@ -26,6 +28,8 @@ ERROR_CODES: dict[str, str] = {
     "E_ENCODING": "a file is not valid UTF-8",
     "E_BOM": "a file starts with a UTF-8 byte-order mark",
     "E_NUL_BYTE": "a file contains a NUL byte",
+    "E_ID_INVISIBLE": "an ID holds an invisible character (zero-width, bidirectional control, U+FEFF) that makes "
+                      "two different IDs look alike",
     "E_TOO_LARGE": "an input file would need more memory than the process may use",
     # TREC lines
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",
@@ -115,9 +119,9 @@ class Location:
         if self.json_path is not None:
             parts.append(f"at {self.json_path}")
         if self.query is not None:
-            parts.append(f"query {self.query!r}")
+            parts.append(f"query {quote(self.query)}")
         if self.doc is not None:
-            parts.append(f"document {self.doc!r}")
+            parts.append(f"document {quote(self.doc)}")
         return ", ".join(parts)
 
 
@@ -139,8 +143,9 @@ class TrecBridgeError(Exception):
         return _rebuild, (type(self), self.code, self.message, {k: v for k, v in vars(self.where).items() if v is not None})
 
     def render(self) -> str:
+        """One line for a terminal: control characters escaped, quoted values and the whole bounded."""
         loc = self.where.describe()
-        return f"[{self.code}] {loc + ': ' if loc else ''}{self.message}"
+        return message_text(f"[{self.code}] {loc + ': ' if loc else ''}{self.message}")
 
     def to_json(self) -> dict:
         out = {"code": self.code, "message": self.message}

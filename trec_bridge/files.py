@@ -19,6 +19,7 @@ from . import memory_guard
 from .errors import InvalidInput
 from .outputs import atomic_write  # noqa: F401 - re-exported
 from .progress import progress
+from .messages import quote
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it

@@ -12,6 +12,7 @@ from typing import Literal
 
 from .errors import UsageError
 from .measures.base import Measure
+from .messages import quote
 
 
 @dataclass(frozen=True)
@@ -135,4 +136,4 @@ def get_policy(name: str) -> Policy:
     try:
         return POLICIES[name]
     except KeyError:
-        raise UsageError("E_POLICY_UNKNOWN", f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None
+        raise UsageError("E_POLICY_UNKNOWN", f"unknown policy {quote(name)}; known: {', '.join(POLICIES)}") from None

@@ -30,6 +30,8 @@ import threading
 import time
 from typing import TextIO
 
+from .messages import printable
+
 ENV_VAR = "TREC_BRIDGE_PROGRESS"
 DEFAULT_DELAY = 2.0
 DEFAULT_INTERVAL = 0.5
@@ -103,7 +105,7 @@ class progress:  # noqa: N801 - used like a function: ``with progress("reading x
 
     def _line(self) -> str:
         detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.label} … {format_elapsed(self.elapsed)}{detail}"
+        return printable(f"{self.label} … {format_elapsed(self.elapsed)}{detail}")  # the label may hold a file name
 
     def _write(self, text: str) -> bool:
         try:

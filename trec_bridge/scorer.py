@@ -25,6 +25,7 @@ from .measures.base import FAMILIES, Measure, MeasureContext, MeasureOverflow, V
 from .model import ChunkMap, Dataset, QueryOrder, Run
 from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
+from .messages import quote
 
 
 @dataclass
@@ -144,7 +145,7 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
     dataset = dataset.select_split(split)
     if not dataset.queries and dataset.query_source != "qrels":
         raise InvalidInput("E_QUERY_SET_EMPTY",
-                           f"no query in split {split!r}" if split else "the dataset lists no query", file=dataset.source)
+                           f"no query in split {quote(split)}" if split else "the dataset lists no query", file=dataset.source)
     return dataset
 
 
@@ -154,7 +155,7 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     split = dataset.split
     base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
     if not base_set:
-        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {split!r}: qrels files (TREC, ranx) have no "
+        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {quote(split)}: qrels files (TREC, ranx) have no "
                            "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
                            file=dataset.source)
     in_base = set(base_set)

@@ -11,6 +11,7 @@ import polars as pl
 from .errors import InvalidInput
 from .model import Dataset, Run
 from .policy import Policy
+from .messages import quote
 
 
 def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) -> list[str]:
@@ -90,17 +91,17 @@ def _unknown_queries(outside: list[str], dataset: Dataset) -> list[str]:
 
 
 def _set_name(dataset: Dataset) -> str:
-    return f"split {dataset.split!r}" if dataset.split else "dataset queries"
+    return f"split {quote(dataset.split)}" if dataset.split else "dataset queries"
 
 
 def _check_dataset_id(run: Run, dataset: Dataset) -> None:
     if run.dataset_id and dataset.dataset_id and run.dataset_id != dataset.dataset_id:
         raise InvalidInput("E_RUN_DATASET_MISMATCH",
-                           f"run was made for dataset {run.dataset_id!r}, not {dataset.dataset_id!r}", file=run.source)
+                           f"run was made for dataset {quote(run.dataset_id)}, not {quote(dataset.dataset_id)}", file=run.source)
     if run.dataset_version and dataset.dataset_version and run.dataset_version != dataset.dataset_version:
         raise InvalidInput("E_RUN_DATASET_MISMATCH",
-                           f"run was made for dataset version {run.dataset_version!r}, "
-                           f"not {dataset.dataset_version!r}", file=run.source)
+                           f"run was made for dataset version {quote(run.dataset_version)}, "
+                           f"not {quote(dataset.dataset_version)}", file=run.source)
 
 
 def _check_records(run: Run, seen: set[str]) -> None:

@@ -8,9 +8,10 @@ scores, what TREC cannot hold) is said on stderr, never silently.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UsageError
+from ..messages import note
+from ..messages import quote
 
 RUN_HELP = """Convert a run between trec-bridge JSON and a TREC run file.
 
@@ -128,16 +129,13 @@ def is_json_name(path: str) -> bool:
 
 def _not_json_content(path: str) -> None:
     """A TREC name on a JSON file would fail on line 1 with a puzzling message: say what is wrong."""
-    from ..files import head_bytes
+    from converters.detect import is_json
 
-    head = head_bytes(path)
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+    if is_json(path):  # the one detector every command uses
         raise UsageError("E_USAGE", f"{path} holds JSON but its name does not end in .json, so it would be read "
                          "as a TREC file; rename it to *.json")
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"trec-bridge: {message}\n")
 
 
 def _convert_run(args) -> int:
@@ -162,26 +160,26 @@ def _convert_run(args) -> int:
         run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, dst_json)
     if dst_json:
         _json_run().dump_run(run, args.output)
-        _note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
+        note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
         return 0
     info = write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
-    _note(f"wrote {args.output}: {run.frame.height} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
+    note(f"wrote {args.output}: {run.frame.height} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
     for why, queries in _by_reason(info.synthetic_reasons).items():
-        _note(f"{_count(queries)} written with scores n..1 so that every tool reads the run's order ({why}): "
+        note(f"{_count(queries)} written with scores n..1 so that every tool reads the run's order ({why}): "
               f"{_some(queries)}" + ("; their own scores are kept in the sidecar" if info.sidecar
                                      else "; their own scores are NOT kept (no sidecar)")
               + "; --scores keep writes them instead")
     from_trec = run.order_source == "score" and (args.scores or "auto") == "auto"
     for why, queries in _by_reason(info.kept_as_tools_read).items():
         if from_trec:  # the scores of the TREC file the run was read from: the tools read them as they did there
-            _note(f"{_count(queries)} keep their tied (or float32-equal) scores, as in the TREC file the run was "
+            note(f"{_count(queries)} keep their tied (or float32-equal) scores, as in the TREC file the run was "
                   f"read from, so each tool breaks those ties its own way as it did there: {_some(queries)}; "
                   "--scores order writes n..1 instead, so that every tool reads the run's order")
         else:
-            _note(f"{_count(queries)} keep their own scores, which the tools may read in another order than the "
+            note(f"{_count(queries)} keep their own scores, which the tools may read in another order than the "
                   f"run's ({why}): {_some(queries)}; --scores order writes n..1 instead")
     if not info.sidecar and (info.empty_queries or info.failed_queries):
-        _note(f"without sidecar, {len(info.empty_queries)} empty and {len(info.failed_queries)} failed queries "
+        note(f"without sidecar, {len(info.empty_queries)} empty and {len(info.failed_queries)} failed queries "
               "are not in the TREC file; they will read as missing")
     return 0
 
@@ -208,12 +206,12 @@ def _report_order(run) -> None:
     tied = sum(o.ties_broken for o in run.order)
     disagree = sum(o.rank_disagrees for o in run.order)
     if tied and run.order_source == "score":
-        _note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
+        note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
               "descending (trec_eval's rule)")
     if disagree:
         used = "the score order (trec_eval's); use --order rank to follow the rank column" \
             if run.order_source == "score" else "the rank column, as asked"
-        _note(f"the rank column disagrees with the score order in {disagree} of {len(run.order)} queries; "
+        note(f"the rank column disagrees with the score order in {disagree} of {len(run.order)} queries; "
               f"using {used}")
 
 
@@ -241,12 +239,12 @@ def _convert_qrels(args) -> int:
         dataset.dataset_id, dataset.dataset_version = _dataset_ids(args, None, None, dst_json)
     if dst_json:
         _json_dataset().dump_dataset(dataset, args.output)
-        _note(f"wrote {args.output}: {len(dataset.queries)} queries, {qrels.frame.height} judgments")
+        note(f"wrote {args.output}: {len(dataset.queries)} queries, {qrels.frame.height} judgments")
         return 0
     write_trec_qrels(qrels, args.output, iteration=iteration)
-    _note(f"wrote {args.output}: {qrels.frame.height} judgments")
+    note(f"wrote {args.output}: {qrels.frame.height} judgments")
     if unjudged:
-        _note(f"{unjudged} queries of the dataset have no judgment and are not in the TREC qrels")
+        note(f"{unjudged} queries of the dataset have no judgment and are not in the TREC qrels")
     return 0
 
 
@@ -261,7 +259,7 @@ def _dataset_ids(args, known_id, known_version, to_json: bool) -> tuple:
     for flag, given, known in (("--dataset-id", args.dataset_id, known_id),
                                ("--dataset-version", args.dataset_version, known_version)):
         if given is not None and known is not None and given != known:
-            raise UsageError("E_USAGE", f"{flag} {given!r} contradicts the sidecar manifest, which says {known!r}")
+            raise UsageError("E_USAGE", f"{flag} {quote(given)} contradicts the sidecar manifest, which says {quote(known)}")
     dataset_id = known_id if known_id is not None else args.dataset_id
     version = known_version if known_version is not None else args.dataset_version
     if to_json and dataset_id is None:

@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
+from ..integers import INT64_MIN, int_option
+from ..messages import note
+from ..messages import quote
 
 TOOLS = ["trec_eval", "pytrec_eval", "ir_measures"]
 REPRO_FILES = ["qrels.txt", "run.txt"]
@@ -30,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     p.add_argument("--split", help="only the dataset's queries of this split")
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one ID per line")
-    p.add_argument("--rel", type=int, metavar="N", help="relevance threshold (trec_eval -l)")
+    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (trec_eval -l)")
     p.add_argument("--order", choices=["score", "rank"], default="score", help="TREC runs: order by score or rank column")
     p.add_argument("--chunk-map", metavar="FILE", help="collapse chunks to documents first")
     p.add_argument("--json", metavar="OUT", help="write the full cross-check report here")
@@ -61,7 +64,7 @@ def run(args) -> int:
     against = [t.strip() for t in args.against.split(",") if t.strip()]
     unknown = [t for t in against if t not in TOOLS]
     if unknown or not against:
-        raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {args.against!r}")
+        raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")
     measures = parse_measures(args.measures)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
     run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
@@ -83,8 +86,7 @@ def run(args) -> int:
         qrels_text, run_text = minimal_reproducer(result, first)
         atomic_write(folder / "qrels.txt", qrels_text)
         atomic_write(folder / "run.txt", run_text)
-        sys.stderr.write(f"trec-bridge: {len(result.unexplained)} unexplained difference(s); "
-                         f"minimal reproducer in {folder}/\n")
+        note(f"{len(result.unexplained)} unexplained difference(s); minimal reproducer in {folder}/")
         return EXIT_UNEXPLAINED
     return EXIT_OK if result.strict.complete else EXIT_INCOMPLETE
 

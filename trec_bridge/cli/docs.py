@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_INVALID, EXIT_OK
+from ..messages import note
 
 DEFAULT_PATH = "docs/divergences.md"
 
@@ -52,12 +53,12 @@ def run(args) -> int:
             sys.stdout.write(f"{path} is up to date\n")
             return EXIT_OK
         if current is None:
-            sys.stderr.write(f"trec-bridge: {path} does not exist; run `trec-bridge docs divergences -o {path}`\n")
+            note(f"{path} does not exist; run `trec-bridge docs divergences -o {path}`")
         else:
             diff = difflib.unified_diff(current.splitlines(keepends=True), text.splitlines(keepends=True),
                                         fromfile=f"{path} (checked in)", tofile=f"{path} (generated)")
             sys.stderr.writelines(diff)
-            sys.stderr.write(f"trec-bridge: {path} is stale; run `trec-bridge docs divergences -o {path}`\n")
+            note(f"{path} is stale; run `trec-bridge docs divergences -o {path}`")
         return EXIT_INVALID
     if args.output:
         atomic_write(args.output, text)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UsageError
+from ..messages import note
+from ..messages import quote
 
 # How to read an ir-measures-tsv file in Python so that ir_measures takes it: IDs stay text ("007" is not 7,
 # "NA" is not missing), scores are floats and grades integers (ir_measures refuses text there).  Printed in
@@ -99,46 +100,36 @@ def _dataset_io(args):
     return Declared(inputs=[args.input], outputs=[args.output])
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"trec-bridge: {message}\n")
 
 
 def _run(args) -> int:
     from converters.detect import is_json, load_run_any
     from converters.export import export_run
-    from converters.ranx_json import looks_like_ranx, read_ranx_run
 
     if args.no_sidecar and args.to != "trec":
         raise UsageError("E_USAGE", "--no-sidecar applies to --to trec")
     if is_json(args.input) and args.order is not None:
         raise UsageError("E_USAGE", "--order applies when reading a TREC run; a JSON run has its own order, and a "
                          "ranx run is ordered by score")
-    if is_json(args.input) and looks_like_ranx(args.input):
-        run = read_ranx_run(args.input)
-    else:
-        run = load_run_any(args.input, order=args.order or "score")
+    run = load_run_any(args.input, order=args.order or "score")
     info = export_run(run, args.output, args.to, sidecar=not args.no_sidecar)
-    _note(f"wrote {info.path}: {info.rows} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
+    note(f"wrote {info.path}: {info.rows} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
     if info.synthetic_queries:
         n = len(info.synthetic_queries)
-        _note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal scores), "
-              f"e.g. {info.synthetic_queries[0]!r}" + ("; original scores kept in the sidecar" if info.sidecar else ""))
-    for note in info.notes:
-        _note(note)
+        note(f"{n} quer{'y' if n == 1 else 'ies'} written with scores n..1 (tied, missing or float32-equal scores), "
+              f"e.g. {quote(info.synthetic_queries[0])}" + ("; original scores kept in the sidecar" if info.sidecar else ""))
+    for text in info.notes:
+        note(text)
     return 0
 
 
 def _dataset(args) -> int:
-    from converters.detect import is_json, load_dataset_any
+    from converters.detect import load_dataset_any
     from converters.export import export_dataset
-    from converters.ranx_json import looks_like_ranx, read_ranx_dataset
 
-    if is_json(args.input) and looks_like_ranx(args.input):
-        dataset = read_ranx_dataset(args.input)
-    else:
-        dataset = load_dataset_any(args.input)
+    dataset = load_dataset_any(args.input)
     info = export_dataset(dataset, args.output, args.to)
-    _note(f"wrote {info.path}: {info.rows} judgments")
-    for note in info.notes:
-        _note(note)
+    note(f"wrote {info.path}: {info.rows} judgments")
+    for text in info.notes:
+        note(text)
     return 0

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UsageError
+from ..integers import INT64_MIN, int_option
+from ..messages import note
+from ..messages import quote
 
 IRDS_HELP = """Build a trec-bridge JSON dataset from an ir_datasets ID (queries + qrels).
 
@@ -58,9 +60,9 @@ def add_parser(sub) -> None:
     p.add_argument("dataset_id", metavar="DATASET_ID", help="ir_datasets ID, e.g. msmarco-passage/trec-dl-2019/judged")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="JSON dataset to write (atomically)")
     p.add_argument("--list-docs", action="store_true", help="list the corpus' document IDs (small corpora only)")
-    p.add_argument("--max-docs", type=int, default=None, metavar="N",
+    p.add_argument("--max-docs", type=int_option("--max-docs", 1), default=None, metavar="N",
                    help="--list-docs refuses a corpus above N documents (default 100000)")
-    p.add_argument("--rel", type=int, metavar="N", help="relevance threshold of the dataset (default 1)")
+    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold of the dataset (default 1)")
     p.add_argument("--home", metavar="DIR", help="IR_DATASETS_HOME to use (default: the environment's, else ~/.ir_datasets)")
     p.add_argument("--download", action="store_true",
                    help="let ir_datasets download missing files (default: never; fail naming the file)")
@@ -82,7 +84,7 @@ def add_parser(sub) -> None:
     q.add_argument("-o", "--output", required=True, metavar="OUT", help="trec-bridge JSON dataset to write")
     q.add_argument("--dataset-id", required=True, metavar="ID", help="the dataset's ID")
     q.add_argument("--dataset-version", metavar="V", help="the dataset version (optional)")
-    q.add_argument("--rel", type=int, metavar="N", help="relevance threshold (default 1)")
+    q.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (default 1)")
     q.set_defaults(handler=_ranx_qrels, io=_file_io)
 
 
@@ -99,8 +101,6 @@ def _file_io(args):
     return Declared(inputs=[args.input], outputs=[args.output])
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"trec-bridge: {message}\n")
 
 
 def _irds(args) -> int:
@@ -115,22 +115,22 @@ def _irds(args) -> int:
     dump_dataset(dataset, args.output)
     meta = dataset.metadata.get(SOURCE_KEY, {})
     for w in meta.get("warnings", []):
-        _note(f"warning: {w}")
+        note(f"warning: {w}")
     extra = f", {len(dataset.corpus)} documents" if dataset.corpus is not None else ""
-    _note(f"wrote {args.output}: {len(dataset.queries)} queries, {dataset.qrels.frame.height} judgments{extra}; "
+    note(f"wrote {args.output}: {len(dataset.queries)} queries, {dataset.qrels.frame.height} judgments{extra}; "
           f"grades {list(dataset.grades or [])}, threshold {dataset.threshold}"
           + (f"; official measures {' '.join(dataset.official_measures)}" if dataset.official_measures else ""))
     unjudged = len(set(dataset.query_ids()) - set(dataset.qrels.query_ids()))
     if unjudged:
-        _note(f"{unjudged} queries have no judgment: the strict scorer keeps them in the query set and scores them "
+        note(f"{unjudged} queries have no judgment: the strict scorer keeps them in the query set and scores them "
               "null (no relevant document)")
     if dataset.unjudged_queries:
         parent = meta.get("unjudged_queries_from", {}).get("dataset_id")
-        _note(f"{len(dataset.unjudged_queries)} more queries of {parent!r} were never judged: declared unjudged (a run "
+        note(f"{len(dataset.unjudged_queries)} more queries of {quote(str(parent))} were never judged: declared unjudged (a run "
               "that answers them has them listed as unjudged and excluded, as with TREC qrels)")
     dropped = [f for f in meta.get("query_fields", []) if f not in ("query_id", meta.get("query_text_field"))]
     if dropped:
-        _note(f"query fields not kept (the dataset format has one text per query): {', '.join(dropped)}")
+        note(f"query fields not kept (the dataset format has one text per query): {', '.join(dropped)}")
     return 0
 
 
@@ -144,10 +144,10 @@ def _ranx_run(args) -> int:
     run = read_ranx_run(args.input, run_id=run_id, dataset_id=args.dataset_id, dataset_version=args.dataset_version)
     tied = sum(o.ties_broken for o in run.order or ())
     if tied:
-        _note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
+        note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
               "descending (trec_eval's rule)")
     dump_run(run, args.output)
-    _note(f"wrote {args.output}: run {run_id!r}, {len(run.queries)} queries, {run.frame.height} documents")
+    note(f"wrote {args.output}: run {quote(run_id)}, {len(run.queries)} queries, {run.frame.height} documents")
     return 0
 
 
@@ -165,6 +165,6 @@ def _ranx_qrels(args) -> int:
     dataset = read_ranx_dataset(args.input, dataset_id=args.dataset_id, dataset_version=args.dataset_version,
                                 threshold=args.rel)
     dump_dataset(dataset, args.output)
-    _note(f"wrote {args.output}: {len(dataset.queries)} queries, {dataset.qrels.frame.height} judgments, "
+    note(f"wrote {args.output}: {len(dataset.queries)} queries, {dataset.qrels.frame.height} judgments, "
           f"grades {list(dataset.grades)}")
     return 0

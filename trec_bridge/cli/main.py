@@ -13,6 +13,7 @@ import signal
 import sys
 
 from ..errors import EXIT_INVALID, TrecBridgeError
+from ..messages import message_text
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -36,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message}\n")
+        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message_text(message)}\n")
         sys.exit(EXIT_INVALID)
 
 

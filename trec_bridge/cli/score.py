@@ -6,6 +6,7 @@ import sys
 from contextlib import closing
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
+from ..integers import INT64_MIN, int_option
 
 HELP = """Score a run on a dataset under a policy (strict by default).
 
@@ -36,7 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
     p.add_argument("--policy", default="strict",
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
-    p.add_argument("--rel", type=int, metavar="N", help="relevance threshold (default: the dataset's, or 1 for TREC qrels)")
+    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (default: the dataset's, or 1 for TREC qrels)")
     p.add_argument("--order", choices=["score", "rank"], default="score",
                    help="TREC runs: order by score (trec_eval's rule, default) or by the rank column")
     p.add_argument("--chunk-map", metavar="FILE", help="collapse a chunk ranking to documents with this map")
@@ -47,11 +48,11 @@ def add_parser(sub) -> None:
                      help="gate on the acceptance tiers (thresholds FILE, TOML; default: policy §8's table); exit 4 on failure")
     rag.add_argument("--thresholds", metavar="FILE", help="thresholds file for the tier table without gating")
     rag.add_argument("--rag", action="store_true", help="print tiers, tag breakdown and triage lists without gating")
-    rag.add_argument("--min-queries", type=int, metavar="N",
+    rag.add_argument("--min-queries", type=int_option("--min-queries", 1), metavar="N",
                      help="eligible queries needed for a meaningful result (default: the thresholds file's, or 200)")
     rag.add_argument("--repeat", action="append", default=[], metavar="RUN",
                      help="another run of the same system; repeatable (the method expects 3 runs in all)")
-    rag.add_argument("--triage-k", type=int, metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
+    rag.add_argument("--triage-k", type=int_option("--triage-k", 1, code="E_CUTOFF"), metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
     rag.add_argument("--triage-recall-below", metavar="X", help="list queries with R@K below X (default 0.3)")
     rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
     rag.add_argument("--html", metavar="OUT", help="write a self-contained HTML acceptance report")

@@ -5,6 +5,8 @@ import argparse
 import sys
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
+from ..integers import INT64_MIN, int_option
+from ..messages import quote
 
 HELP = """Stage-wise evaluation of one retrieval pipeline on one query set.
 
@@ -26,10 +28,10 @@ def add_parser(sub) -> None:
     p.add_argument("dataset", help="JSON dataset or TREC qrels file")
     p.add_argument("--stage", action="append", default=[], metavar="NAME=RUN", required=True,
                    help="a stage's name and run file, in pipeline order; give at least two")
-    p.add_argument("--k", type=int, default=10, metavar="K", help="cutoff: recall and losses within the top K (default 10)")
+    p.add_argument("--k", type=int_option("--k", 1, code="E_CUTOFF"), default=10, metavar="K", help="cutoff: recall and losses within the top K (default 10)")
     p.add_argument("--split", help="evaluate only the dataset's queries of this split")
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
-    p.add_argument("--rel", type=int, metavar="N", help="relevance threshold (default: the dataset's)")
+    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (default: the dataset's)")
     p.add_argument("--order", choices=["score", "rank"], default="score", help="TREC runs: order by score or rank column")
     p.add_argument("--chunk-map", metavar="FILE", help="collapse every stage's chunk ranking to documents with this map")
     p.add_argument("--json", metavar="OUT", help="write the stage report as JSON")
@@ -50,7 +52,7 @@ def io(args):
 def parse_stage(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep or not name.strip() or not path:
-        raise UsageError("E_USAGE", f"--stage takes NAME=RUN, got {text!r}")
+        raise UsageError("E_USAGE", f"--stage takes NAME=RUN, got {quote(text)}")
     return name.strip(), path
 
 

@@ -13,13 +13,14 @@ import re
 import warnings
 
 from ..errors import InvalidInput
+from ..integers import INT64_MAX, INT64_MIN, in_range, parse_int, range_text
+from ..messages import quote
 from .base import FAMILIES, Measure
 
 ALIASES = {"Hit": "Success", "MRR": "RR", "MAP": "AP", "Recall": "R", "NDCG": "nDCG", "ndcg": "nDCG"}
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
 DCG_TO_GAIN = {"log2": "linear", "exp-log2": "exp"}
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def parse_measures(text: str | list[str]) -> list[Measure]:
@@ -31,7 +32,7 @@ def parse_measures(text: str | list[str]) -> list[Measure]:
     for tok in tokens:
         m = parse_measure(tok)
         if m in out:
-            raise InvalidInput("E_MEASURE_SYNTAX", f"measure {tok!r} is listed twice")
+            raise InvalidInput("E_MEASURE_SYNTAX", f"measure {quote(tok)} is listed twice")
         out.append(m)
     return out
 
@@ -50,7 +51,7 @@ def _split(text: str) -> list[str]:
         else:
             cur.append(ch)
     if depth != 0:
-        raise InvalidInput("E_MEASURE_SYNTAX", f"unbalanced parentheses in {text!r}")
+        raise InvalidInput("E_MEASURE_SYNTAX", f"unbalanced parentheses in {quote(text)}")
     if cur:
         tokens.append("".join(cur))
     return tokens
@@ -59,38 +60,39 @@ def _split(text: str) -> list[str]:
 def parse_measure(token: str) -> Measure:
     match = TOKEN.match(token.strip())
     if not match:
-        raise InvalidInput("E_MEASURE_SYNTAX", f"cannot parse measure {token!r}; expected e.g. nDCG@10 or RR(rel=2)@10")
+        raise InvalidInput("E_MEASURE_SYNTAX", f"cannot parse measure {quote(token)}; expected e.g. nDCG@10 or RR(rel=2)@10")
     name = ALIASES.get(match["name"], match["name"])
     family = FAMILIES.get(name)
     if family is None:
         known = ", ".join(sorted(FAMILIES) + sorted(ALIASES))
-        raise InvalidInput("E_MEASURE_UNKNOWN", f"unknown measure {match['name']!r} in {token!r}; known: {known}")
+        raise InvalidInput("E_MEASURE_UNKNOWN", f"unknown measure {quote(match['name'])} in {quote(token)}; known: {known}")
     cutoff = _cutoff(match["cutoff"], token)
     if cutoff is None and family.needs_cutoff:
-        raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@10 (in {token!r})")
+        raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@10 (in {quote(token)})")
     params = _params(match["params"], token) if match["params"] is not None else {}
     kwargs: dict = {}
     for key, value in params.items():
         if key == "dcg" and name == "nDCG":
             if not isinstance(value, str) or value not in DCG_TO_GAIN:  # dcg=[1]: unhashable, was a TypeError
-                raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {token!r}")
+                raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {quote(token)}")
             key, value = "gain", DCG_TO_GAIN[value]
         if key not in family.params:
-            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {key!r} (in {token!r})")
+            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)})")
         kwargs[key] = _check_param(key, value, token)
     if "gain" in kwargs and "gains" in kwargs:
-        raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {token!r})")
+        raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {quote(token)})")
     return Measure(family=name, cutoff=cutoff, **kwargs)
 
 
 def _cutoff(raw: str | None, token: str) -> int | None:
     if raw is None:
         return None
-    if not re.fullmatch(r"[0-9]+", raw) or int(raw) <= 0:
-        raise InvalidInput("E_CUTOFF", f"cutoff {raw!r} in {token!r} is not a positive integer")
-    if int(raw) > INT64_MAX:  # k = 10**12 is fine (no ranking is that long); beyond int64 numpy cannot hold it
-        raise InvalidInput("E_CUTOFF", f"cutoff {raw!r} in {token!r} is above 2**63-1, the largest cutoff supported")
-    return int(raw)
+    k = parse_int(raw) if re.fullmatch(r"[0-9]+", raw) else None
+    if k is None or k <= 0:
+        raise InvalidInput("E_CUTOFF", f"cutoff {quote(raw)} in {quote(token)} is not a positive integer")
+    if k > INT64_MAX:  # k = 10**12 is fine (no ranking is that long); beyond int64 numpy cannot hold it
+        raise InvalidInput("E_CUTOFF", f"cutoff {quote(raw)} in {quote(token)} is above 2**63-1, the largest cutoff supported")
+    return k
 
 
 def _params(raw: str, token: str) -> dict:
@@ -101,9 +103,9 @@ def _params(raw: str, token: str) -> dict:
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise InvalidInput("E_MEASURE_SYNTAX", f"parameter {part.strip()!r} is not key=value (in {token!r})")
+            raise InvalidInput("E_MEASURE_SYNTAX", f"parameter {quote(part.strip())} is not key=value (in {quote(token)})")
         if key in out:
-            raise InvalidInput("E_MEASURE_PARAM", f"parameter {key!r} given twice (in {token!r})")
+            raise InvalidInput("E_MEASURE_PARAM", f"parameter {quote(key)} given twice (in {quote(token)})")
         value = value.strip()
         try:
             with warnings.catch_warnings():  # "1if" would print "<unknown>:1: SyntaxWarning" on stderr
@@ -114,7 +116,7 @@ def _params(raw: str, token: str) -> dict:
             if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", value):
                 out[key] = value  # a bare word, as in gain=linear
             else:
-                raise InvalidInput("E_MEASURE_PARAM", f"cannot read value {value!r} of {key} (in {token!r})") from None
+                raise InvalidInput("E_MEASURE_PARAM", f"cannot read value {quote(value)} of {key} (in {quote(token)})") from None
     return out
 
 
@@ -126,7 +128,7 @@ def _no_duplicate_keys(value: str, key: str, token: str) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict) and None not in node.keys:  # None: a {**x} unpacking, refused by literal_eval
             if len(ast.literal_eval(node)) != len(node.keys):  # 1 and True are the same key too
-                raise InvalidInput("E_MEASURE_PARAM", f"the same key appears twice in {key}={value} (in {token!r})")
+                raise InvalidInput("E_MEASURE_PARAM", f"the same key appears twice in {key}={quote(value)} (in {quote(token)})")
 
 
 def _split_commas(raw: str) -> list[str]:
@@ -145,21 +147,23 @@ def _split_commas(raw: str) -> list[str]:
 
 def _check_param(key: str, value, token: str):
     if key == "rel":
-        if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
-            raise InvalidInput("E_MEASURE_PARAM", f"rel must be a 64-bit integer, got {value!r} (in {token!r})")
+        if not in_range(value, INT64_MIN, INT64_MAX):
+            raise InvalidInput("E_MEASURE_PARAM", f"rel must be {range_text(INT64_MIN, INT64_MAX)}, got {quote(value)} "
+                               f"(in {quote(token)})")
         return value
     if key == "gain":
         if not isinstance(value, str) or value.lower() not in GAINS:
-            raise InvalidInput("E_MEASURE_PARAM", f"gain must be 'exp' or 'linear', got {value!r} (in {token!r})")
+            raise InvalidInput("E_MEASURE_PARAM", f"gain must be 'exp' or 'linear', got {quote(value)} (in {quote(token)})")
         return GAINS[value.lower()]
     if key == "gains":
         if not isinstance(value, dict) or not value:
-            raise InvalidInput("E_MEASURE_PARAM", f"gains must be a non-empty {{grade: gain}} map (in {token!r})")
+            raise InvalidInput("E_MEASURE_PARAM", f"gains must be a non-empty {{grade: gain}} map (in {quote(token)})")
         items = []
         for g, v in value.items():
-            if (type(g) is not int or not INT64_MIN <= g <= INT64_MAX or isinstance(v, bool) or not isinstance(v, (int, float))
+            if (not in_range(g, INT64_MIN, INT64_MAX) or isinstance(v, bool) or not isinstance(v, (int, float))
+                    or (type(v) is int and not in_range(v, INT64_MIN, INT64_MAX))  # float(10**400): OverflowError
                     or v != v or abs(v) == float("inf")):
-                raise InvalidInput("E_MEASURE_PARAM", f"gains maps integer grades to finite numbers, got {g!r}: {v!r} (in {token!r})")
+                raise InvalidInput("E_MEASURE_PARAM", f"gains maps integer grades to finite numbers, got {quote(g)}: {quote(v)} (in {quote(token)})")
             items.append((g, float(v)))
         return tuple(sorted(items))
-    raise InvalidInput("E_MEASURE_PARAM", f"unknown parameter {key!r} (in {token!r})")
+    raise InvalidInput("E_MEASURE_PARAM", f"unknown parameter {quote(key)} (in {quote(token)})")

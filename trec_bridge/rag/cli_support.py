@@ -20,6 +20,7 @@ from ..measures.base import Measure
 from .acceptance import Acceptance, assess, plan_measures
 from .options import RAG_WORD
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
+from ..messages import quote
 
 
 @dataclass
@@ -112,7 +113,7 @@ def _limit(text: str | None, option: str, default: Fraction) -> Fraction:
     try:
         value = Fraction(Decimal(text))
     except (InvalidOperation, ValueError, OverflowError):
-        raise UsageError("E_USAGE", f"{option} must be a decimal number, got {text!r}") from None
+        raise UsageError("E_USAGE", f"{option} must be a decimal number, got {quote(text)}") from None
     if not 0 < value <= 1:
         raise UsageError("E_USAGE", f"{option} must be in (0, 1], got {text}")
     return value

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from ..errors import InvalidInput
 from ..scorer import MeanResult, ScoreResult
+from ..messages import quote
 
 
 @dataclass
@@ -90,7 +91,7 @@ def combine(results: list[ScoreResult], labels: list[str]) -> Combined:
     for label, r in zip(labels[1:], results[1:]):
         if r.protocol_fingerprint != first.protocol_fingerprint:
             raise InvalidInput("E_REPEAT_PROTOCOL",
-                               f"repeat {label!r} was scored under protocol {r.protocol_fingerprint[:12]}..., "
+                               f"repeat {quote(label)} was scored under protocol {r.protocol_fingerprint[:12]}..., "
                                f"the first run under {first.protocol_fingerprint[:12]}...: repeats must share "
                                "the query set, judgments, measures and policy", file=label)
         if [q.query_id for q in r.queries] != [q.query_id for q in first.queries]:

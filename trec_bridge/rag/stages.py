@@ -21,6 +21,7 @@ from ..model import ChunkMap, Dataset, Run
 from ..policy import STRICT
 from ..report import fraction_text
 from ..scorer import ScoreResult, score
+from ..messages import quote
 
 
 @dataclass
@@ -62,7 +63,7 @@ def analyse_stages(dataset: Dataset, stages: list[StageInput], k: int, *, split:
     fp = results[0].protocol_fingerprint
     for s, r in zip(stages, results):
         if r.protocol_fingerprint != fp:  # cannot happen through the CLI; guards library callers
-            raise InvalidInput("E_REPEAT_PROTOCOL", f"stage {s.name!r} was scored under another protocol", file=s.path)
+            raise InvalidInput("E_REPEAT_PROTOCOL", f"stage {quote(s.name)} was scored under another protocol", file=s.path)
     selected = dataset.select_split(split)
     cmap = chunk_map or dataset.chunk_map
     tops = [relevant_top_k(s.run, selected, k, cmap) for s in stages]

@@ -35,6 +35,8 @@ from ..errors import InvalidInput, TrecBridgeError
 from ..files import read_input_bytes
 from ..measures import parse_measures
 from ..measures.base import Measure
+from ..integers import INT64_MAX, in_range, range_text
+from ..messages import quote
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -158,7 +160,7 @@ def load_thresholds(path: str | Path) -> Thresholds:
         raise InvalidInput("E_ENCODING", "thresholds file is not valid UTF-8", file=file) from None
     try:
         doc = tomllib.loads(text, parse_float=Decimal)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4,300 digits (int()'s limit)
         raise InvalidInput("E_THRESHOLDS", f"not valid TOML: {exc}", file=file) from None
     return thresholds_from_dict(doc, file)
 
@@ -171,9 +173,9 @@ def thresholds_from_dict(doc: dict, file: str | None = None) -> Thresholds:
     if unknown:
         raise bad(f"unknown key(s) {unknown}; allowed: {sorted(TOP_KEYS)}")
     if "format" in doc and doc["format"] != "trec-bridge.thresholds":
-        raise bad(f"format must be \"trec-bridge.thresholds\", found {doc['format']!r}")
+        raise bad(f"format must be \"trec-bridge.thresholds\", found {quote(doc['format'])}")
     if "version" in doc and (type(doc["version"]) is not int or doc["version"] != 1):
-        raise bad(f"version must be 1, found {doc['version']!r}")
+        raise bad(f"version must be 1, found {quote(doc['version'])}")
     out = default_thresholds()
     out.source = file or "thresholds"
     if "measures" in doc:
@@ -201,23 +203,23 @@ def _levels_table(table, bad) -> dict[str, Levels]:
         try:
             (measure,) = parse_measures(key)
         except (TrecBridgeError, ValueError) as exc:
-            raise bad(f"measure {key!r}: {getattr(exc, 'message', exc)}") from None
+            raise bad(f"measure {quote(key)}: {getattr(exc, 'message', exc)}") from None
         name = str(measure)
         if name in levels:
-            raise bad(f"measure {key!r} is the same measure as another entry ({name})")
+            raise bad(f"measure {quote(key)} is the same measure as another entry ({name})")
         if not isinstance(entry, dict):
-            raise bad(f"measure {key!r} must be a table with excellent, good and pass")
+            raise bad(f"measure {quote(key)} must be a table with excellent, good and pass")
         extra = sorted(set(entry) - set(LEVEL_NAMES))
         missing = [n for n in LEVEL_NAMES if n not in entry]
         if extra or missing:
-            raise bad(f"measure {key!r}: needs exactly excellent, good and pass"
+            raise bad(f"measure {quote(key)}: needs exactly excellent, good and pass"
                       + (f"; unknown {extra}" if extra else "") + (f"; missing {missing}" if missing else ""))
         vals = [_number(entry[n], f"{key}.{n}", bad) for n in LEVEL_NAMES]
         for n, v in zip(LEVEL_NAMES, vals):
             if not 0 <= v <= 1:
-                raise bad(f"measure {key!r}: {n} = {entry[n]} is outside [0, 1]")
+                raise bad(f"measure {quote(key)}: {n} = {entry[n]} is outside [0, 1]")
         if not vals[0] >= vals[1] >= vals[2]:
-            raise bad(f"measure {key!r}: levels must satisfy excellent >= good >= pass, "
+            raise bad(f"measure {quote(key)}: levels must satisfy excellent >= good >= pass, "
                       f"found {entry['excellent']}, {entry['good']}, {entry['pass']}")
         levels[name] = Levels(*vals)
     return levels
@@ -242,13 +244,13 @@ def _triage(table, bad) -> Triage:
 
 def _number(value, name: str, bad) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
-        raise bad(f"{name} must be a number, found {value!r}")
+        raise bad(f"{name} must be a number, found {quote(value)}")
     if isinstance(value, Decimal) and not value.is_finite():
         raise bad(f"{name} must be a finite number, found {value}")
     return Fraction(value)
 
 
 def _positive_int(value, name: str, bad) -> int:
-    if type(value) is not int or value < 1:
-        raise bad(f"{name} must be a positive integer, found {value!r}")
+    if not in_range(value, 1, INT64_MAX):
+        raise bad(f"{name} must be {range_text(1, INT64_MAX)}, found {quote(value)}")
     return value

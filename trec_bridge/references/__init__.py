@@ -10,6 +10,7 @@ from .base import Options, Reference, ReferenceResult
 from .ir_measures_ref import IrMeasures
 from .pytrec_eval_ref import PytrecEval
 from .trec_eval import TrecEval, find_binary
+from ..messages import quote
 
 REFERENCES: dict[str, type[Reference]] = {"trec_eval": TrecEval, "pytrec_eval": PytrecEval, "ir_measures": IrMeasures}
 
@@ -17,7 +18,7 @@ REFERENCES: dict[str, type[Reference]] = {"trec_eval": TrecEval, "pytrec_eval": 
 def get(name: str) -> Reference:
     """A fresh adapter by tool name."""
     if name not in REFERENCES:
-        raise UsageError("E_USAGE", f"unknown reference tool {name!r}; known: {', '.join(REFERENCES)}")
+        raise UsageError("E_USAGE", f"unknown reference tool {quote(name)}; known: {', '.join(REFERENCES)}")
     return REFERENCES[name]()
 
 

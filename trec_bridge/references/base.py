@@ -20,6 +20,7 @@ from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
 from ..measures.base import Measure
 from ..model import Qrels, Run
+from ..messages import quote
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def check_unique(qrels: Qrels, frame: pl.DataFrame | None, tool: str) -> None:
         if dup.height:
             row = dup.row(0, named=True)
             raise unavailable(f"{tool} takes a dict, which cannot hold the {what}'s duplicate "
-                              f"(query {row['query_id']!r}, document {row['doc_id']!r})")
+                              f"(query {quote(row['query_id'])}, document {quote(row['doc_id'])})")
 
 
 def crashing_queries(qrels: Qrels, evaluated) -> list[str]:

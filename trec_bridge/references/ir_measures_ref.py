@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..measures.base import Measure
+from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
                    grade_limit_reason,
@@ -119,7 +120,7 @@ class IrMeasures(PythonReference):
         """Measures the pytrec_eval provider is not given, with the reason (references/base.py)."""
         crash = crashing_queries(qrels, rd)
         if crash:
-            return {str(m): f"not run: query {crash[0]!r} has only negative judgments, on which the pytrec_eval "
+            return {str(m): f"not run: query {quote(crash[0])} has only negative judgments, on which the pytrec_eval "
                             "provider (trec_eval's C code) exits, crashes or loops" for m, _ in items}
         grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
         out = {}

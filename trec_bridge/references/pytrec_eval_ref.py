@@ -17,6 +17,7 @@ import warnings
 from typing import Callable
 
 from ..measures.base import Measure
+from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, qrels_dict,
                    refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
@@ -52,7 +53,7 @@ class PytrecEval(PythonReference):
         qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
         crash = crashing_queries(qrels, rd)
         if crash:
-            raise unavailable(f"pytrec_eval cannot evaluate query {crash[0]!r}: all its judgments are negative, on which "
+            raise unavailable(f"pytrec_eval cannot evaluate query {quote(crash[0])}: all its judgments are negative, on which "
                               "trec_eval's C code (form_res_rels.c) exits, crashes or loops")
         by_level: dict[int, list[tuple[Measure, str, str, str]]] = {}
         for m, level in selected:
