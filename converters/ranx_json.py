@@ -29,7 +29,7 @@ from itertools import repeat
 import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
-from trec_bridge.files import atomic_write, head_bytes, read_input_bytes
+from trec_bridge.files import atomic_write
 from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 from trec_bridge.messages import quote
