@@ -75,6 +75,10 @@ def parse_measure(token: str) -> Measure:
             if not isinstance(value, str) or value not in DCG_TO_GAIN:  # dcg=[1]: unhashable, was a TypeError
                 raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {token!r}")
             key, value = "gain", DCG_TO_GAIN[value]
+        if key == "rel" and name == "nDCG":
+            raise InvalidInput("E_MEASURE_PARAM", f"nDCG has no rel parameter (in {token!r}): its gain is the grade "
+                               "whatever the relevance threshold, as in trec_eval and ir_measures; to give low "
+                               "grades no gain, map them: nDCG(gains={1:0})")
         if key not in family.params:
             raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {key!r} (in {token!r})")
         kwargs[key] = _check_param(key, value, token)

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..measures import parse_measures
 from ..measures.base import Measure
-from .acceptance import Acceptance, assess, plan_measures
+from .acceptance import Acceptance, assess, gain_warnings, plan_measures
 from .options import RAG_WORD
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
 
@@ -107,7 +107,7 @@ def prepare_acceptance(args) -> Plan:
     # "rag" names the gated measures themselves; only triage measures outside them count as added
     user = thresholds.measures() if args.measures.strip() == RAG_WORD else parse_measures(args.measures)
     measures, added = plan_measures(user, thresholds)
-    return Plan(args, thresholds, args.gate is not None, measures, added)
+    return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds))
 
 
 def _limit(text: str | None, option: str, default: Fraction) -> Fraction:
