@@ -30,6 +30,7 @@ class Plan:
     measures: list[Measure]
     added: list[str]
     warnings: list[str] = field(default_factory=list)
+    measure_notes: list[str] = field(default_factory=list)  # what parsing MEASURES did (a dropped repeat)
 
     def assess(self, result, run, dataset, chunk_map, inputs: dict) -> Acceptance:
         from converters.detect import load_run_any
@@ -107,7 +108,8 @@ def prepare_acceptance(args) -> Plan:
     # "rag" names the gated measures themselves; only triage measures outside them count as added
     user = thresholds.measures() if args.measures.strip() == RAG_WORD else parse_measures(args.measures)
     measures, added = plan_measures(user, thresholds)
-    return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds))
+    return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds),
+                list(user.notes))
 
 
 def _limit(text: str | None, option: str, default: Fraction) -> Fraction:
