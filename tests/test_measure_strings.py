@@ -113,3 +113,24 @@ def test_gate_keeps_the_notes_of_the_measure_list(capsys, tmp_path):
     assert code == 0, err
     assert "measure r@3 is R@3, already listed" in err
     assert json.loads(out.read_text())["notes"]["measures"] == ["measure r@3 is R@3, already listed: the repeat is dropped"]
+
+
+@pytest.mark.parametrize("typed,hint", [
+    ("nDCG(gian=exp)@10", "did you mean gain=?"), ("nDCG(dgc=exp-log2)@10", "did you mean dcg=?"),
+    ("RR(rell=2)@5", "did you mean rel=?"), ("P(gain=linear)@5", "it takes rel"),
+])
+def test_an_unknown_parameter_gets_the_closest_one(typed, hint):
+    with pytest.raises(InvalidInput) as err:
+        parse_measures(typed)
+    assert err.value.code == "E_MEASURE_PARAM" and hint in err.value.message, err.value.message
+
+
+def test_the_rag_measure_set_in_any_letter_case(capsys, tmp_path):
+    kb = Path(__file__).resolve().parent.parent / "golden" / "rag" / "kb"
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(capsys, "score", kb / "dataset.json", kb / "run_1.json", " RAG ", "--min-queries", "10",
+                           "--json", out)
+    assert code == 0, err
+    report = json.loads(out.read_text())
+    assert report["measures"] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
+    assert report["rag"]["added_measures"] == []

@@ -14,6 +14,7 @@ kept once, and the drop is reported in ``MeasureList.notes``.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import warnings
 
@@ -104,7 +105,10 @@ def parse_measure(token: str) -> Measure:
                                "whatever the relevance threshold, as in trec_eval and ir_measures; to give low "
                                "grades no gain, map them: nDCG(gains={1:0})")
         if key not in family.params:
-            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {key!r} (in {token!r})")
+            known = sorted(family.params | ({"dcg"} if name == "nDCG" else set()))
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
+            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {key!r} (in {token!r}){hint}")
         kwargs[key] = _check_param(key, value, token)
     if "gain" in kwargs and "gains" in kwargs:
         raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {token!r})")

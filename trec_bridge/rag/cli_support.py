@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..measures import parse_measures
 from ..measures.base import Measure
 from .acceptance import Acceptance, assess, gain_warnings, plan_measures
-from .options import RAG_WORD
+from .options import names_rag_set
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
 
 
@@ -106,7 +106,7 @@ def prepare_acceptance(args) -> Plan:
     ndcg_below = _limit(args.triage_ndcg_below, "--triage-ndcg-below", triage.ndcg_below)
     thresholds.triage = Triage(k, recall_below, ndcg_below)
     # "rag" names the gated measures themselves; only triage measures outside them count as added
-    user = thresholds.measures() if args.measures.strip() == RAG_WORD else parse_measures(args.measures)
+    user = thresholds.measures() if names_rag_set(args.measures) else parse_measures(args.measures)
     measures, added = plan_measures(user, thresholds)
     return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds),
                 list(user.notes))
