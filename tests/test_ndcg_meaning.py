@@ -139,3 +139,22 @@ def test_strict_ndcg_at_10_on_an_official_dl19_run_is_trec_evals(shared_data, ca
     assert len(per_query) == 43
     for q in strict.queries:
         assert q.values["nDCG@10"] == pytest.approx(per_query[q.query_id], abs=5e-5), q.query_id
+
+
+def test_the_ideal_ranking_is_the_best_gain_first_as_in_the_tools(capsys, tmp_path):
+    """gains={1:3,2:1} is not monotone in the grade: the ideal puts grade 1 first (trec_eval sorts by gain).
+
+    The old ideal sorted by grade, so nDCG was 1.0 where trec_eval prints 0.8056: an unexplained difference.
+    """
+    from trec_bridge.references import get
+
+    missing = [t for t in ("trec_eval", "ir_measures") if not get(t).available()]
+    if missing:
+        pytest.skip(f"reference tools not installed: {missing}")
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq1 0 b 2\nq1 0 c 1\nq2 0 x 2\nq2 0 y 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 b 1 3 r\nq1 Q0 a 2 2 r\nq1 Q0 c 3 1 r\nq2 Q0 x 1 2 r\nq2 Q0 y 2 1 r\n")
+    code, text, err = cli(capsys, "crosscheck", tmp_path / "q.txt", tmp_path / "r.txt",
+                          "nDCG(gains={1:3,2:1}) nDCG(gains={1:3,2:1})@2", "--against", "trec_eval,ir_measures",
+                          "--repro-dir", tmp_path / "repro")
+    assert code == 0, text + err
+    assert re.search(r"^nDCG\(gains=\{1:3,2:1\}\) +0\.8056 +0\.8056 +0\.8056 +yes", text, re.M), text
