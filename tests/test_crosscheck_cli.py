@@ -43,7 +43,8 @@ def test_every_difference_explained_exits_0(tmp_path, capsys):
     for tool in ALL:
         assert f"== {tool} " in out
     assert "RR@1 [msmarco]" in out and "measure_orderings" in out  # ir_measures' provider switch, attributed
-    assert "rr_cutoff" in out and "no_relevant" in out and "gain" in out
+    assert "rr_cutoff" in out and "no_relevant" in out
+    assert "gain" not in out  # a plain nDCG is the tools' nDCG: no gain or gain-floor part any more
     assert "Judged@5                 not compared: trec_eval has no judged-fraction measure" in out
     assert not (tmp_path / "repro").exists()
 

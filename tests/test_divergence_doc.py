@@ -54,7 +54,20 @@ def test_every_axis_has_a_live_case(generated):
     # each case shows its own axis at work (or the strict rejection that stands for it)
     for case in divergence_doc.CASES:
         section = generated.split(f"### `{case.axis}`:")[1].split("\n### ")[0]
+        if not divergence_doc.differing_policies(case.axis):  # gain, ndcg_gain_floor: every tool is strict there
+            assert f"Every named policy takes strict's value on `{case.axis}`" in section, case.axis
+            assert "**NO**" not in section and f"| {case.axis} " not in section, case.axis
+            continue
         assert f"| {case.axis} " in section or f" {case.axis} " in section or "strict: rejected" in section, case.axis
+
+
+def test_strict_ndcg_agrees_with_every_tool_by_default(generated):
+    """A plain nDCG is the tools' (linear gain, threshold ignored); exponential gain only by name."""
+    assert not divergence_doc.differing_policies("gain") and not divergence_doc.differing_policies("ndcg_gain_floor")
+    for axis in ("gain", "ndcg_gain_floor"):
+        section = generated.split(f"### `{axis}`:")[1].split("\n### ")[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ") and "`nDCG@" in line]
+        assert rows and all(" | yes | — |" in line for line in rows), (axis, rows)
 
 
 def test_every_policy_value_has_a_reason():

@@ -48,12 +48,13 @@ def ref_value(family, k, rel, gain, ranking, judgments):
     if family == "Judged":
         return Fraction(sum(1 for d in top if d in judgments), len(top)) if top else Fraction(0)
     if family == "nDCG":
-        g = (lambda x: 2 ** x - 1) if gain == "exp" else (lambda x: x)
-        useful = lambda x: x is not None and x >= max(rel, 0)  # noqa: E731
-        dcg = sum(g(judgments[d]) / math.log2(i + 1) for i, d in enumerate(top, 1) if useful(judgments.get(d)))
-        ideal = sorted((x for x in judgments.values() if useful(x)), reverse=True)
+        # the grade is the gain (trec_eval, ir_measures) unless named; grades <= 0 never earn gain, and the
+        # relevance threshold plays no part; the ideal is the best ranking of every judged gain
+        useful = lambda x: x is not None and x > 0  # noqa: E731
+        dcg = sum(gain(judgments[d]) / math.log2(i + 1) for i, d in enumerate(top, 1) if useful(judgments.get(d)))
+        ideal = sorted((gain(x) for x in judgments.values() if useful(x)), reverse=True)
         ideal = ideal if k is None else ideal[:k]
-        idcg = sum(g(x) / math.log2(i + 1) for i, x in enumerate(ideal, 1))
+        idcg = sum(x / math.log2(i + 1) for i, x in enumerate(ideal, 1))
         return dcg / idcg
     raise AssertionError(family)
 
@@ -63,12 +64,21 @@ query_case = st.tuples(
     st.dictionaries(st.sampled_from(DOCS), st.integers(-2, 3), max_size=10),  # judgments
 )
 
-MEASURES = "R@1 R@5 P@3 P@10 Success@2 RR RR@3 AP AP@4 nDCG nDCG@3 nDCG(gain=linear)@5 Judged@5 RR(rel=2)@5 R(rel=2)@4 nDCG(rel=2)@5"
+MEASURES = ("R@1 R@5 P@3 P@10 Success@2 RR RR@3 AP AP@4 nDCG nDCG@3 nDCG(gain=linear)@5 Judged@5 RR(rel=2)@5 "
+            "R(rel=2)@4 nDCG(gain=exp)@5 nDCG(dcg=exp-log2) nDCG(gains={1:5,2:1,3:0})@3")
+GAINS = {None: lambda x: x, "linear": lambda x: x, "exp": lambda x: 2 ** x - 1}
+
+
+def gain_of(m):
+    if m.gains is not None:
+        table = dict(m.gains)
+        return lambda x: table.get(x, x)
+    return GAINS[m.gain]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(query_case, min_size=1, max_size=6))
-def test_every_measure_matches_the_textbook_definition(cases):
+@given(st.lists(query_case, min_size=1, max_size=6), st.integers(1, 3))
+def test_every_measure_matches_the_textbook_definition(cases, threshold):
     queries = [f"q{i}" for i in range(len(cases))]
     run_rows, qrels_rows = [], []
     for q, (ranking, judgments) in zip(queries, cases):
@@ -76,19 +86,23 @@ def test_every_measure_matches_the_textbook_definition(cases):
         qrels_rows += [(q, "0", d, g) for d, g in judgments.items()]
     dataset = Dataset(queries=tuple(Query(q) for q in queries),
                       qrels=Qrels(pl.DataFrame(qrels_rows, schema=QRELS_SCHEMA, orient="row")),
-                      grades=None, completeness="pooled")
+                      grades=None, completeness="pooled", threshold=threshold)
     run = Run(pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row"), queries=tuple(queries))
     measures = parse_measures(MEASURES)
     result = score(dataset, run, measures)
     for q, (ranking, judgments) in zip(result.queries, cases):
         for m in measures:
-            rel = m.rel if m.rel is not None else 1
-            n_rel = sum(1 for g in judgments.values() if relevant(g, rel))
+            rel = m.rel if m.rel is not None else threshold
+            gain = gain_of(m)
+            if m.family == "nDCG":  # defined on a judged document of positive gain, whatever the threshold
+                n_rel = sum(1 for g in judgments.values() if g > 0 and gain(g) > 0)
+            else:
+                n_rel = sum(1 for g in judgments.values() if relevant(g, rel))
             got = q.values[str(m)]
             if n_rel == 0:
                 assert got is None, (q.query_id, str(m))
                 continue
-            want = ref_value(m.family, m.cutoff, rel, m.gain or "exp", ranking, judgments)
+            want = ref_value(m.family, m.cutoff, rel, gain, ranking, judgments)
             if m.rational:
                 assert q.exact[str(m)] == want, (q.query_id, str(m), ranking, judgments)
                 assert got == float(want)

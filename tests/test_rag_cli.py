@@ -40,7 +40,7 @@ def test_gate_text_output(capsys):
     code, out, _ = run(capsys, "score", str(KB / "dataset.json"), str(KB / "run_fail.json"), "R@3 P@3", "--gate",
                        str(KB / "thresholds_kb.toml"))
     assert code == 4
-    assert "measures added for the acceptance method: R@5 R@10 RR@20 nDCG@5 nDCG@10" in out
+    assert "measures added for the acceptance method: R@5 R@10 RR@20 nDCG(gain=exp)@5 nDCG(gain=exp)@10" in out
     assert any(line.split()[:3] == ["R@10", "0.6000", "fail"] for line in out.splitlines())
     assert any(line.split()[:3] == ["R@3", "0.6000", "good"] for line in out.splitlines())
     assert "warning: 1 run of the system scored, the acceptance method expects 3" in out

@@ -88,7 +88,7 @@ def test_compare_cli_all_measures_text_and_json(tmp_path, capsys):
     assert main(["compare", a, b, "--json", str(out)]) == 0
     text = capsys.readouterr().out
     cmp = json.loads(out.read_text())
-    assert [m["measure"] for m in cmp["measures"]] == ["R@3", "R@5", "R@10", "RR@20", "nDCG@5", "nDCG@10"]
+    assert [m["measure"] for m in cmp["measures"]] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
     r5 = cmp["measures"][1]
     # R@5: k09 and k10 gain 1, k05 stays in the top 5
     assert (r5["wins"], r5["losses"], r5["ties"]) == (2, 0, 8)

@@ -51,7 +51,7 @@ def test_no_value_fails():
 
 def test_default_table_is_policy_8():
     th = default_thresholds()
-    assert [str(m) for m in th.measures()] == ["R@3", "R@5", "R@10", "RR@20", "nDCG@5", "nDCG@10"]
+    assert [str(m) for m in th.measures()] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
     assert th.levels["RR@20"] == Levels(Fraction(4, 5), Fraction(7, 10), Fraction(3, 5))
     assert th.min_queries == 200 and th.expected_repeats == 3 and th.domain_discount == 0
     assert th.triage == Triage(10, Fraction(3, 10), Fraction(1, 2))

@@ -151,15 +151,30 @@ def test_trec_eval_policy_ignores_the_rr_cutoff():
     assert te.means["RR@2"].exact == Fraction(1, 3)
 
 
-def test_ndcg_threshold_raises_the_gain_floor_in_strict_but_not_in_trec_eval():
+def test_ndcg_ignores_the_threshold_in_strict_as_in_trec_eval():
+    """Was: strict raised nDCG's grade floor to the threshold (only a earned gain); -l never touches ndcg."""
     judgments = {"q1": {"a": 2, "b": 1, "c": 0}}
     run = make_run({"q1": ["b", "a"]})
-    strict = score(make_dataset(judgments, threshold=2), run, parse_measures("nDCG(gain=linear)@2"))
+    strict = score(make_dataset(judgments, threshold=2), run, parse_measures("nDCG@2"))
     te = score(make_dataset(judgments, threshold=2), run, parse_measures("nDCG@2"), get_policy("trec_eval"))
-    # strict, threshold 2: only a earns gain: DCG = 2/log2(3), IDCG = 2
-    assert strict.queries[0].values["nDCG(gain=linear)@2"] == pytest.approx((2 / 1.584962500721156) / 2, abs=1e-12)
-    # trec_eval: b=1 and a=2 earn gain: DCG = 1 + 2/log2(3), IDCG = 2 + 1/log2(3)
-    assert te.queries[0].values["nDCG@2"] == pytest.approx((1 + 2 / 1.584962500721156) / (2 + 1 / 1.584962500721156), abs=1e-12)
+    # b=1 and a=2 earn gain: DCG = 1 + 2/log2(3), IDCG = 2 + 1/log2(3)
+    want = (1 + 2 / 1.584962500721156) / (2 + 1 / 1.584962500721156)
+    assert strict.queries[0].values["nDCG@2"] == pytest.approx(want, abs=1e-12)
+    assert te.queries[0].values["nDCG@2"] == pytest.approx(want, abs=1e-12)
+
+
+def test_ndcg_is_null_only_without_a_positive_gain_whatever_the_threshold():
+    """Threshold 2: q1 (grade 1 only) has no relevant document for R, but its grade-1 document earns nDCG gain."""
+    judgments = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0}, "q3": {"d": 2}}
+    run = make_run({"q1": ["a"], "q2": ["c"], "q3": ["d"]})
+    result = score(make_dataset(judgments, threshold=2), run, parse_measures("R@2 nDCG@2 nDCG(gains={1:0})@2"))
+    values = {q.query_id: q.values for q in result.queries}
+    assert values["q1"] == {"R@2": None, "nDCG@2": 1.0, "nDCG(gains={1:0})@2": None}
+    assert values["q2"] == {"R@2": None, "nDCG@2": None, "nDCG(gains={1:0})@2": None}
+    assert values["q3"] == {"R@2": 1.0, "nDCG@2": 1.0, "nDCG(gains={1:0})@2": 1.0}
+    assert result.means["nDCG@2"].eligible == 2 and result.means["R@2"].eligible == 1
+    zero = score(make_dataset(judgments, threshold=2), run, parse_measures("nDCG@2"), get_policy("trec_eval"))
+    assert [q.values["nDCG@2"] for q in zero.queries] == [1.0, 0.0, 1.0]
 
 
 def test_no_eligible_query_gives_null_means():

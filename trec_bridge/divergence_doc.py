@@ -91,12 +91,14 @@ CASES: tuple[Case, ...] = (
          "The only relevant document is at rank 3.",
          (("q1", "z", 1),), (("q1", _docs(("x", 3.0), ("y", 2.0), ("z", 1.0))),), "RR@2"),
     Case("gain", "nDCG gain",
-         "Grades 1, 2, 3 ranked in increasing order.",
+         "Grades 1, 2, 3 ranked in increasing order. A plain nDCG has linear gain everywhere (the grade, as in "
+         "trec_eval and ir_measures); exponential gain 2^grade - 1 is a measure of its own, asked for by name.",
          (("q1", "a", 1), ("q1", "b", 2), ("q1", "c", 3)),
-         (("q1", _docs(("a", 3.0), ("b", 2.0), ("c", 1.0))),), "nDCG@3"),
+         (("q1", _docs(("a", 3.0), ("b", 2.0), ("c", 1.0))),), "nDCG@3 nDCG(gain=exp)@3"),
     Case("ndcg_gain_floor", "the relevance threshold and nDCG",
-         "Threshold 2 (trec_eval -l2); the measure asks for linear gain so that only the grade floor differs.",
-         (("q1", "a", 1), ("q1", "b", 2)), (("q1", _docs(("a", 2.0), ("b", 1.0))),), "nDCG(gain=linear)@2 P@1",
+         "Threshold 2 (trec_eval -l2): P counts b only, while nDCG's gains do not depend on the threshold "
+         "(a, grade 1, still earns gain), in the strict policy as in every tool.",
+         (("q1", "a", 1), ("q1", "b", 2)), (("q1", _docs(("a", 2.0), ("b", 1.0))),), "nDCG@2 P@1",
          threshold=2),
     Case("duplicates", "a document twice in one ranking",
          "b is ranked twice (scores 3.0 and 1.0). ir_measures' own readers would keep the last line (a dict "
@@ -214,12 +216,14 @@ def _live_crosscheck(case: Case, versions: dict[str, str]) -> list[str]:
     measures = parse_measures(case.measures)
     lines = ["| tool | measure | strict | tool's value | emulated | agrees | strict − reference, by axis |",
              "|---|---|---|---|---|---|---|"]
-    checks = []
+    checks, strict_means = [], {}
     for tool in case.tools:
         if tool not in versions:
             continue
         try:
-            checks.append(crosscheck(case.dataset(), case.run(), measures, [tool]).tools[0])
+            result = crosscheck(case.dataset(), case.run(), measures, [tool])
+            strict_means = {name: mean.value for name, mean in result.strict.means.items()}
+            checks.append(result.tools[0])
         except ReferenceUnavailable as exc:
             lines.append(f"| {tool} | {', '.join(f'`{m}`' for m in measures)} | | refused: {_cell(exc.message)} | | | |")
     for t in checks:
@@ -228,7 +232,7 @@ def _live_crosscheck(case: Case, versions: dict[str, str]) -> list[str]:
             name = str(m)
             label = f"`{name}`" + (f" ({ref.served_by[name]})" if name in ref.served_by and t.tool == "ir_measures" else "")
             if name in ref.unsupported:
-                lines.append(f"| {t.tool} | {label} | {_num(t.aggregates.get(name, {}).get('strict'))} | "
+                lines.append(f"| {t.tool} | {label} | {_num(strict_means.get(name))} | "
                              f"not compared: {_cell(ref.unsupported[name])} | | | |")
                 continue
             if name in ref.failed:
@@ -285,7 +289,12 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
     from .scorer import score
 
     title = f"{level} `{case.axis}`: {case.title}" if case.axis != "-" else f"{level} {case.title}"
-    lines = [title, "", case.note, ""] + _case_input(case) + [""]
+    lines = [title, "", case.note, ""]
+    if case.axis in {a.field for a in AXES} and not differing_policies(case.axis):
+        value = _value_text(next(a for a in AXES if a.field == case.axis), getattr(STRICT, case.axis))
+        lines += [f"Every named policy takes strict's value on `{case.axis}` ({value}): the axis is kept for a "
+                  "policy that would differ, and the tools agree with strict below.", ""]
+    lines += _case_input(case) + [""]
     try:
         dataset, run = prepare(case.dataset(), case.run(), None, None)
         score(dataset, run, parse_measures(case.measures))
@@ -294,6 +303,11 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
     else:
         lines += _live_crosscheck(case, versions)
     return "\n".join(lines) + "\n"
+
+
+def differing_policies(field: str) -> list[str]:
+    """The named policies whose value on an axis is not strict's."""
+    return [p.name for p in POLICIES.values() if getattr(p, field) != getattr(STRICT, field)]
 
 
 def tool_versions() -> dict[str, str]:

@@ -46,10 +46,12 @@ class Policy:
     # The same document twice in a ranking: reject, or keep the last line (dict semantics).
     duplicates: Literal["reject", "last_wins"] = "reject"
     ordering: Ordering = Ordering()
-    # nDCG gain when the measure names none, and which grades can earn gain:
-    # the measure's relevance threshold, or any grade > 0 (trec_eval ignores -l for nDCG).
-    gain: Literal["exp", "linear"] = "exp"
-    ndcg_gain_floor: Literal["threshold", "positive"] = "threshold"
+    # nDCG gain when the measure names none, and which grades can earn gain: any grade > 0
+    # (trec_eval ignores -l for nDCG), or the relevance threshold.  A measure string means what
+    # it means in ir_measures and trec_eval (policy §4), so every named policy takes the tools'
+    # values; the axes stay so that a policy that differs can still be described and walked.
+    gain: Literal["exp", "linear"] = "linear"
+    ndcg_gain_floor: Literal["threshold", "positive"] = "positive"
     # RR@k: the cutoff honoured, or ignored (trec_eval's recip_rank has none).
     rr_cutoff: Literal["honoured", "ignored"] = "honoured"
     # Per-measure exceptions: ir_measures routes RR@k and Judged to providers that sort differently.
@@ -88,14 +90,12 @@ _REFERENCE_COMMON = dict(
     run_only_queries="ignore",
     unknown_docs="ignore",
     ordering=TREC_EVAL_ORDER,
-    gain="linear",
-    ndcg_gain_floor="positive",
 )
 
 TREC_EVAL = Policy(
     name="trec_eval",
     description="trec_eval 9.x defaults: mean over queries in both run and qrels, float32 scores, "
-    "ties by docno descending, linear nDCG gain, recip_rank without cutoff",
+    "ties by docno descending, recip_rank without cutoff",
     query_set="run_and_judged",
     empty_rankings="invisible",
     rr_cutoff="ignored",

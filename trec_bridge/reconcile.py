@@ -146,8 +146,11 @@ def inert_axes(dataset: Dataset, run: Run, measures: list[Measure]) -> frozenset
     base = dataset.query_ids() if dataset.query_source != "qrels" else judged
     ranked = set(run.ranked_queries())
     grades = dataset.qrels.frame.get_column("grade")
-    rels = [m.rel if m.rel is not None else dataset.threshold for m in measures]
-    ndcg = [(m, r) for m, r in zip(measures, rels) if m.family == "nDCG"]
+    ndcg = [m for m in measures if m.family == "nDCG"]
+    # the grade a query needs for every measure to be defined: a binary measure's threshold; grade 1
+    # for nDCG (a positive gain; a gains= map can give grade 1 none, so it proves nothing)
+    rels = [m.rel if m.rel is not None else dataset.threshold for m in measures if m.family != "nDCG"]
+    rels += [1] * bool(ndcg)
     inert = {"unknown_docs"}  # the strict policy checked the corpus; nothing else reads this field
     if base == judged and ranked >= set(judged):
         inert.add("query_set")  # every value averages the same queries, in the same order
@@ -155,13 +158,14 @@ def inert_axes(dataset: Dataset, run: Run, measures: list[Measure]) -> frozenset
         inert.add("empty_rankings")  # no explicit empty ranking to show or hide
     if grades.null_count() == 0:
         top = dataset.qrels.frame.group_by("query_id").agg(pl.col("grade").max()).get_column("grade")
-        if set(base) <= set(judged) and (not rels or (top.len() > 0 and top.min() >= max(max(rels), 0))):
+        if (set(base) <= set(judged) and all(m.gains is None for m in ndcg)
+                and (not rels or (top.len() > 0 and top.min() >= max(max(rels), 0)))):
             inert.add("no_relevant")  # every query that can be averaged has a relevant document
         if set(grades.filter(grades >= 0).unique().to_list()) <= {0, 1}:
             inert.add("gain")  # 2^g - 1 == g for g in {0, 1}, and lower grades never earn gain
-    if all(r == 1 for _, r in ndcg):
+    if not ndcg or dataset.threshold == 1:
         inert.add("ndcg_gain_floor")  # max(threshold, 0) == 1: both floors are 1
-    if not any(m.family == "nDCG" and m.gain is None and m.gains is None for m, _ in ndcg):
+    if not any(m.gain is None and m.gains is None for m in ndcg):
         inert.add("gain")
     if not any(m.family == "RR" and m.cutoff is not None for m in measures):
         inert.add("rr_cutoff")

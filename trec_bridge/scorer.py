@@ -182,11 +182,12 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         ranking = rankings[policy.ordering_for(m)]
         rel = m.rel if m.rel is not None else dataset.threshold
         effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
+        family, ctx = FAMILIES[m.family], _context(m, rel, policy)
         try:
-            values = FAMILIES[m.family].kernel(ranking, effective, _context(m, rel, policy))
+            values = family.kernel(ranking, effective, ctx)
         except MeasureOverflow as exc:
             raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
-        counted = ranking.relevant_count(rel) > 0
+        counted = family.defined(ranking, effective, ctx)
         if policy.no_relevant != "null":
             counted = np.ones(index.height, dtype=bool)
         # a rational measure's float is its exact value correctly rounded
@@ -278,9 +279,11 @@ def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInp
 
 
 def _context(m: Measure, rel: int, policy: Policy) -> MeasureContext:
+    """The threshold of a binary measure; nDCG's gain and grade floor (the threshold only under a policy whose
+    ``ndcg_gain_floor`` says so: none of the named ones, as in trec_eval and ir_measures)."""
     if m.family != "nDCG":
         return MeasureContext(rel=rel)
-    floor = max(rel if policy.ndcg_gain_floor == "threshold" else 1, 0)
+    floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1
     return MeasureContext(rel=rel, gain=gain_function(m, policy), ideal_floor=floor)
 
 

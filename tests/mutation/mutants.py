@@ -29,12 +29,13 @@ class Mutant:
 GOLDEN_S1_A = "tests/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
 GOLDEN_S1_LATE = "tests/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
 GOLDEN_S2_ORDER = "tests/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d]"
-GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:exponential gain is the default; linear by name]"
+GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:linear gain is the default (as in trec_eval and ir]"
+GOLDEN_S4_REL = "tests/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
 
 MUTANTS = [
     Mutant("drop missing queries from the denominator", "trec_bridge/scorer.py",
-           "counted = ranking.relevant_count(rel) > 0",
-           "counted = (ranking.relevant_count(rel) > 0) & (ranking.lengths() > 0)",
+           "counted = family.defined(ranking, effective, ctx)",
+           "counted = family.defined(ranking, effective, ctx) & (ranking.lengths() > 0)",
            GOLDEN_S1_A),
     Mutant("score no-relevant queries 0", "trec_bridge/scorer.py",
            'if policy.no_relevant != "null":',
@@ -70,6 +71,14 @@ MUTANTS = [
            'if (m.gain or policy.gain) == "exp":',
            'if (m.gain or policy.gain) == "linear":',
            GOLDEN_S4),
+    Mutant("the threshold raises nDCG's grade floor", "trec_bridge/scorer.py",
+           'floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1',
+           "floor = max(rel, 0)",
+           GOLDEN_S4_REL),
+    Mutant("nDCG null at the threshold, not without a positive gain", "trec_bridge/measures/ndcg.py",
+           "return np.bincount(q[gain > 0], minlength=r.n_queries) > 0",
+           "return r.relevant_count(ctx.rel) > 0",
+           "tests/test_scorer_rules.py::test_ndcg_is_null_only_without_a_positive_gain_whatever_the_threshold"),
 ]
 
 

@@ -8,6 +8,8 @@ import.  Nothing has been read or written yet, so there is nothing to clean
 up; ``entry`` then installs the handlers that unwind and remove temporary
 files.  Importing the package as a library changes no signal handler.
 """
+from __future__ import annotations
+
 import os as _os
 import signal as _signal
 import sys as _sys
@@ -30,3 +32,11 @@ if _is_cli_process():
     for _sig in (_signal.SIGINT, _signal.SIGTERM):
         if _signal.getsignal(_sig) is not _signal.SIG_IGN:  # a shell's background job ignores SIGINT: keep that
             _signal.signal(_sig, _quit_during_start_up)
+
+
+def say_notes(notes: list[str]) -> None:
+    """What the tool did with the user's input that they should hear of (a dropped repeat), on stderr."""
+    from ..messages import note
+
+    for text in notes:
+        note(f"note: {text}")

@@ -57,13 +57,16 @@ def run(args) -> int:
     from ..measures import parse_measures
     from ..rag.compare import compare_reports, load_report, render_text
     from ..report import report_json
+    from . import say_notes
 
     if not 0 < args.confidence < 1:
         raise UsageError("E_USAGE", f"--confidence must be between 0 and 1, got {args.confidence}")
-    measures = [str(m) for m in parse_measures(args.measure)] if args.measure else None
+    parsed = parse_measures(args.measure) if args.measure else None
+    measures = [str(m) for m in parsed] if parsed else None
     a, b = load_report(args.report_a), load_report(args.report_b)
     cmp = compare_reports(a, b, measures=measures, seed=args.seed, resamples=args.resamples,
                           confidence=args.confidence, path_a=args.report_a, path_b=args.report_b)
+    say_notes(parsed.notes if parsed else [])
     if args.json:
         atomic_write(args.json, report_json(cmp))
     if args.html or args.png_dir:

@@ -60,6 +60,7 @@ def run(args) -> int:
     from ..outputs import atomic_write, make_dirs
     from ..measures import parse_measures
     from ..report import build_report
+    from . import say_notes
 
     against = [t.strip() for t in args.against.split(",") if t.strip()]
     unknown = [t for t in against if t not in TOOLS]
@@ -75,10 +76,13 @@ def run(args) -> int:
         chunk_map = load_chunk_map(args.chunk_map)
     result = crosscheck(dataset, run_, measures, against, split=args.split, chunk_map=chunk_map,
                         complete=args.complete)
+    if measures.notes:
+        result.strict.extra["measures"] = list(measures.notes)
     report = crosscheck_report(result, build_report(result.strict))
     if args.json:
         atomic_write(args.json, json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     sys.stdout.write(render(result, args.per_query))
+    say_notes(measures.notes)
     if result.unexplained:
         first = result.unexplained[0]
         folder = Path(args.repro_dir) / first.tool

@@ -12,7 +12,10 @@ HELP = """Score a run on a dataset under a policy (strict by default).
 
 DATASET is a trec-bridge JSON dataset, or TREC qrels (then the query set is the
 qrels' queries, or the IDs in --queries). RUN is a JSON run or a TREC run.
-MEASURES is a list in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP".
+MEASURES is a list in ir_measures syntax, separated by spaces or commas, e.g.
+"nDCG@10 RR@10 R@100 AP" or "ndcg@10,mrr@10"; names in any letter case.
+nDCG@k is linear gain (trec_eval's ndcg_cut.k); exponential gain by name:
+"nDCG(dcg=exp-log2)@10". A measure listed twice is scored once (a note says so).
 
 Exit codes: 0 complete; 1 invalid input (nothing scored); 2 incomplete run
 (missing or failed queries, scored 0 and kept in the mean; the report is
@@ -100,6 +103,7 @@ def run(args) -> int:
     from ..policy import get_policy
     from ..report import build_report, render_table, report_json
     from ..scorer import score
+    from . import say_notes
 
     from ..rag.options import acceptance_requested
 
@@ -109,6 +113,7 @@ def run(args) -> int:
 
         plan = prepare_acceptance(args)
     measures = plan.measures if plan else parse_measures(args.measures)
+    notes = plan.measure_notes if plan else measures.notes
     policy = get_policy(args.policy)
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
     result = run_ = None
@@ -128,6 +133,8 @@ def run(args) -> int:
     if result is None:
         result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
     result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
+    if notes:
+        result.extra["measures"] = list(notes)
     acceptance = plan.assess(result, run_, dataset, chunk_map, inputs) if plan else None
     if args.json:
         report = build_report(result, inputs)
@@ -135,6 +142,7 @@ def run(args) -> int:
             report["rag"] = acceptance.to_json()
         atomic_write(args.json, report_json(report))
     sys.stdout.write(render_table(result, per_query=args.per_query))
+    say_notes(notes)  # after scoring: a rejected input still gets one error line
     if acceptance is not None:
         plan.write_outputs(acceptance, inputs)
         sys.stdout.write(acceptance.render_text())

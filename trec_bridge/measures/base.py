@@ -23,7 +23,7 @@ class Measure:
     family: str
     cutoff: int | None = None
     rel: int | None = None  # None: the dataset's threshold
-    gain: str | None = None  # nDCG: "exp" or "linear"; None: the policy's default
+    gain: str | None = None  # nDCG: "exp" or "linear"; None: the policy's default (linear in every policy)
     gains: tuple[tuple[int, float], ...] | None = None  # nDCG: explicit grade -> gain map
 
     def __str__(self) -> str:
@@ -172,6 +172,11 @@ class Values:
         return out
 
 
+def has_relevant(r: Ranking, m, ctx) -> np.ndarray:
+    """The binary measures are defined on a query with a relevant judged document at the threshold (policy §2)."""
+    return r.relevant_count(ctx.rel) > 0
+
+
 @dataclass(frozen=True)
 class Family:
     name: str
@@ -180,11 +185,14 @@ class Family:
     needs_cutoff: bool
     params: frozenset = field(default_factory=frozenset)  # allowed parameter names
     description: str = ""
+    # (Ranking, Measure, MeasureContext) -> bool per query: where the measure has a value; the policy
+    # decides what the other queries become (null or 0)
+    defined: Callable = has_relevant
 
 
 @dataclass(frozen=True)
 class MeasureContext:
-    """What the policy decides for one measure: threshold and nDCG gain."""
+    """What one measure is computed with: the threshold of a binary measure, nDCG's gain and grade floor."""
 
     rel: int
     gain: Callable[[np.ndarray], np.ndarray] | None = None

@@ -1,8 +1,12 @@
 """nDCG@k: DCG over the top k / DCG of the ideal ranking of all judged grades, cut at k.
 
-Gain and the grade floor come from the policy (exponential 2^g-1 in the strict
-policy, linear g in trec_eval's); the discount is 1/log2(rank+1).  The ideal is
-built from every judged grade of the query, retrieved or not.
+The gain is the measure's: the grade itself unless it names another
+(``gain=exp``: 2^g - 1, ``gains={...}``), as in trec_eval and ir_measures;
+the relevance threshold never enters (trec_eval's -l does not touch ndcg).
+The discount is 1/log2(rank+1).  The ideal is built from every judged grade
+of the query, retrieved or not, best gain first.  A query is defined when one
+of its judged documents has a positive gain: otherwise the ideal is 0 and
+nDCG is 0/0 (policy §2 makes it null under the strict policy).
 """
 from __future__ import annotations
 
@@ -26,11 +30,15 @@ def ndcg(r: Ranking, m, ctx) -> Values:
     return Values(value)
 
 
-def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
+def _judged_gains(r: Ranking, ctx) -> tuple[np.ndarray, np.ndarray]:
+    """(query, gain) of every judgment whose grade can earn gain."""
     keep = r.qrels_grade >= ctx.ideal_floor
-    q = r.qrels_query[keep]
-    gain = ctx.gain(r.qrels_grade[keep])
-    order = np.lexsort((-gain, q))  # by query, gain descending (a gains= map need not follow the grades)
+    return r.qrels_query[keep], ctx.gain(r.qrels_grade[keep])
+
+
+def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
+    q, gain = _judged_gains(r, ctx)
+    order = np.lexsort((-gain, q))  # by query, gain descending: the best possible ranking
     q, gain = q[order], gain[order]
     starts = np.searchsorted(q, q, side="left")
     pos = np.arange(len(q)) - starts + 1  # ideal rank within the query
@@ -40,5 +48,12 @@ def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
     return np.bincount(q, weights=gain / np.log2(pos + 1.0), minlength=r.n_queries)
 
 
-register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains", "rel"}),
-                description="normalised discounted cumulative gain, ideal from all judged grades"))
+def has_positive_gain(r: Ranking, m, ctx) -> np.ndarray:
+    """nDCG is defined on a query with a judged document of positive gain, whatever the relevance threshold."""
+    q, gain = _judged_gains(r, ctx)
+    return np.bincount(q[gain > 0], minlength=r.n_queries) > 0
+
+
+register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
+                description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
+                defined=has_positive_gain))

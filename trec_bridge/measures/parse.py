@@ -1,50 +1,76 @@
-"""Parse measure strings in ir_measures' syntax: ``"nDCG@10 RR(rel=2)@10 R@100"``.
+"""Parse measure strings in ir_measures' syntax: ``"nDCG@10 RR(rel=2)@10 R@100"`` or ``"nDCG@10,P@10"``.
 
 We do not call ``ir_measures.parse_measure``: it accepts names we do not
 compute and its errors are Python exceptions, while a user pasting a string
-needs one clear error code per mistake (unknown name, bad parameter, bad k).
-The accepted syntax is a superset of ir_measures' for the families we support
-(``Hit@k``, ``MRR@k`` and ``MAP`` are aliases; ``gain=linear`` names a gain).
+needs one clear error code per mistake (unknown name, bad parameter, bad k),
+and a suggestion for a near miss.  The accepted syntax is a superset of
+ir_measures' for the families we support: measures are separated by spaces
+and/or commas (a comma inside parentheses belongs to a parameter), names are
+read in any letter case where that is unambiguous (``mrr@10``), ``Hit@k``,
+``MRR@k`` and ``MAP`` are aliases (names.py), and ``gain=linear|exp`` names
+nDCG's gain.  A measure listed twice (``P@10 P@10``, ``RR@10 MRR@10``) is
+kept once, and the drop is reported in ``MeasureList.notes``.
 """
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import warnings
 
 from ..errors import InvalidInput
 from ..integers import INT64_MAX, INT64_MIN, in_range, parse_int, range_text
 from ..messages import quote
+from . import names
 from .base import FAMILIES, Measure
 
-ALIASES = {"Hit": "Success", "MRR": "RR", "MAP": "AP", "Recall": "R", "NDCG": "nDCG", "ndcg": "nDCG"}
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
 DCG_TO_GAIN = {"log2": "linear", "exp-log2": "exp"}
+OPEN, CLOSE = "({[", ")}]"
 
 
-def parse_measures(text: str | list[str]) -> list[Measure]:
-    """Every measure of a whitespace-separated list (or a list of strings), in order."""
+class MeasureList(list):
+    """Parsed measures in the order given, and what parsing did that the user should hear of.
+
+    A list, so every caller keeps working; ``notes`` says which repeats
+    were dropped (the CLI prints them on stderr and in the report).
+    """
+
+    def __init__(self, measures=(), notes=()):
+        super().__init__(measures)
+        self.notes: list[str] = list(notes)
+
+
+def parse_measures(text: str | list[str]) -> MeasureList:
+    """Every measure of a space- or comma-separated list (or a list of such strings), in order, repeats dropped."""
     tokens = _split(text) if isinstance(text, str) else [t for s in text for t in _split(s)]
     if not tokens:
         raise InvalidInput("E_MEASURE_SYNTAX", "no measure given")
-    out: list[Measure] = []
+    out = MeasureList()
+    spelled: dict[Measure, str] = {}
     for tok in tokens:
         m = parse_measure(tok)
-        if m in out:
-            raise InvalidInput("E_MEASURE_SYNTAX", f"measure {quote(tok)} is listed twice")
+        if m in spelled:
+            first = spelled[m]
+            if first == tok or str(m) == tok:
+                what = "listed twice" + ("" if first == tok else f" (first as {first})")
+            else:
+                what = f"{m}, already listed" + ("" if first == str(m) else f" as {first}")
+            out.notes.append(f"measure {tok} is {what}: the repeat is dropped")
+            continue
+        spelled[m] = tok
         out.append(m)
     return out
 
 
 def _split(text: str) -> list[str]:
+    """Tokens separated by whitespace or commas outside parentheses and braces."""
     tokens, depth, cur = [], 0, []
     for ch in text:
-        if ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-        if ch.isspace() and depth == 0:
+        depth += ch in OPEN
+        depth -= ch in CLOSE
+        if (ch.isspace() or ch == ",") and depth == 0:
             if cur:
                 tokens.append("".join(cur))
                 cur = []
@@ -61,11 +87,10 @@ def parse_measure(token: str) -> Measure:
     match = TOKEN.match(token.strip())
     if not match:
         raise InvalidInput("E_MEASURE_SYNTAX", f"cannot parse measure {quote(token)}; expected e.g. nDCG@10 or RR(rel=2)@10")
-    name = ALIASES.get(match["name"], match["name"])
-    family = FAMILIES.get(name)
-    if family is None:
-        known = ", ".join(sorted(FAMILIES) + sorted(ALIASES))
-        raise InvalidInput("E_MEASURE_UNKNOWN", f"unknown measure {quote(match['name'])} in {quote(token)}; known: {known}")
+    name = names.resolve(match["name"])
+    if name is None:
+        raise _unknown(match["name"], token)
+    family = FAMILIES[name]
     cutoff = _cutoff(match["cutoff"], token)
     if cutoff is None and family.needs_cutoff:
         raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@10 (in {quote(token)})")
@@ -76,12 +101,29 @@ def parse_measure(token: str) -> Measure:
             if not isinstance(value, str) or value not in DCG_TO_GAIN:  # dcg=[1]: unhashable, was a TypeError
                 raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {quote(token)}")
             key, value = "gain", DCG_TO_GAIN[value]
+        if key == "rel" and name == "nDCG":
+            raise InvalidInput("E_MEASURE_PARAM", f"nDCG has no rel parameter (in {quote(token)}): its gain is the grade "
+                               "whatever the relevance threshold, as in trec_eval and ir_measures; to give low "
+                               "grades no gain, map them: nDCG(gains={1:0})")
         if key not in family.params:
-            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)})")
+            known = sorted(family.params | ({"dcg"} if name == "nDCG" else set()))
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
+            raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)}){hint}")
         kwargs[key] = _check_param(key, value, token)
     if "gain" in kwargs and "gains" in kwargs:
         raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {quote(token)})")
     return Measure(family=name, cutoff=cutoff, **kwargs)
+
+
+def _unknown(name: str, token: str) -> InvalidInput:
+    """An unknown name, answered with the closest known spellings (the token's parameters and cutoff kept)."""
+    rest = token.strip()[len(name):]
+    guesses = names.suggest(name, rest)
+    hint = f"; did you mean {' or '.join(guesses)}?" if guesses else ""
+    known = ", ".join(sorted(FAMILIES) + sorted(names.ALIASES))
+    return InvalidInput("E_MEASURE_UNKNOWN", f"unknown measure {quote(name)} in {quote(token)}{hint} (known: {known}; "
+                        "any letter case)")
 
 
 def _cutoff(raw: str | None, token: str) -> int | None:
@@ -89,7 +131,8 @@ def _cutoff(raw: str | None, token: str) -> int | None:
         return None
     k = parse_int(raw) if re.fullmatch(r"[0-9]+", raw) else None
     if k is None or k <= 0:
-        raise InvalidInput("E_CUTOFF", f"cutoff {quote(raw)} in {quote(token)} is not a positive integer")
+        hint = "; separate measures with spaces or commas" if re.search(r"[@(]", raw) else ""
+        raise InvalidInput("E_CUTOFF", f"cutoff {quote(raw)} in {quote(token)} is not a positive integer{hint}")
     if k > INT64_MAX:  # k = 10**12 is fine (no ranking is that long); beyond int64 numpy cannot hold it
         raise InvalidInput("E_CUTOFF", f"cutoff {quote(raw)} in {quote(token)} is above 2**63-1, the largest cutoff supported")
     return k
@@ -134,8 +177,8 @@ def _no_duplicate_keys(value: str, key: str, token: str) -> None:
 def _split_commas(raw: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in raw:
-        depth += ch in "({[" 
-        depth -= ch in ")}]"
+        depth += ch in OPEN
+        depth -= ch in CLOSE
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []

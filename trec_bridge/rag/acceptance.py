@@ -184,6 +184,29 @@ def plan_measures(user: list[Measure], thresholds: Thresholds) -> tuple[list[Mea
     return out, added
 
 
+def gain_warnings(user: list[Measure], thresholds: Thresholds) -> list[str]:
+    """Where a linear nDCG stands beside the method's exponential one (policy §8), say which is which.
+
+    A plain ``nDCG@5`` is linear gain, as in trec_eval and ir_measures; the
+    method's is ``nDCG(gain=exp)@5``.  Given the first, the gate adds the
+    second (``plan_measures``) and says so here; a thresholds file that gates
+    a linear nDCG is the user's choice, and also said.
+    """
+    method = [m for m in thresholds.measures() + thresholds.triage.measures() if m.family == "nDCG"]
+    out = []
+    for m in user:
+        twin = next((t for t in method if t.cutoff == m.cutoff and t.gain == "exp"), None)
+        if m.family == "nDCG" and m not in method and twin is not None:
+            out.append(f"{m} in MEASURES has linear gain (the grade, as in trec_eval and ir_measures) and is not "
+                       f"what the acceptance method uses: its {twin} (gain 2^grade - 1) is added and used for "
+                       "the tiers and triage")
+    for m in thresholds.measures():
+        if m.family == "nDCG" and m.gain != "exp" and m.gains is None:
+            out.append(f"{thresholds.source} gates {m}, with linear gain; policy §8's method defines nDCG with "
+                       f"exponential gain: {Measure('nDCG', m.cutoff, gain='exp')}")
+    return out
+
+
 def assess(results: list[ScoreResult], labels: list[str], thresholds: Thresholds, *, gate: bool,
            first_ranks: list[dict[str, int]], added_measures: list[str] | None = None) -> Acceptance:
     combined = combine(results, labels)

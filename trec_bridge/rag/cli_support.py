@@ -17,8 +17,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..measures import parse_measures
 from ..measures.base import Measure
-from .acceptance import Acceptance, assess, plan_measures
-from .options import RAG_WORD
+from .acceptance import Acceptance, assess, gain_warnings, plan_measures
+from .options import names_rag_set
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
 from ..messages import quote
 
@@ -31,6 +31,7 @@ class Plan:
     measures: list[Measure]
     added: list[str]
     warnings: list[str] = field(default_factory=list)
+    measure_notes: list[str] = field(default_factory=list)  # what parsing MEASURES did (a dropped repeat)
 
     def assess(self, result, run, dataset, chunk_map, inputs: dict) -> Acceptance:
         from converters.detect import load_run_any
@@ -102,9 +103,10 @@ def prepare_acceptance(args) -> Plan:
     ndcg_below = _limit(args.triage_ndcg_below, "--triage-ndcg-below", triage.ndcg_below)
     thresholds.triage = Triage(k, recall_below, ndcg_below)
     # "rag" names the gated measures themselves; only triage measures outside them count as added
-    user = thresholds.measures() if args.measures.strip() == RAG_WORD else parse_measures(args.measures)
+    user = thresholds.measures() if names_rag_set(args.measures) else parse_measures(args.measures)
     measures, added = plan_measures(user, thresholds)
-    return Plan(args, thresholds, args.gate is not None, measures, added)
+    return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds),
+                list(user.notes))
 
 
 def _limit(text: str | None, option: str, default: Fraction) -> Fraction:

@@ -46,14 +46,16 @@ else:  # pragma: no cover - exercised on 3.10 only
 TIERS = ("excellent", "good", "pass", "fail")
 LEVEL_NAMES = ("excellent", "good", "pass")
 
-# Policy §8, the built-in table (measure -> excellent, good, pass), as decimal text.
+# Policy §8, the built-in table (measure -> excellent, good, pass), as decimal text.  The method's nDCG
+# has exponential gain 2^grade - 1, named explicitly: a plain nDCG@5 is linear, as in every tool.
+METHOD_NDCG_GAIN = "exp"
 DEFAULT_TABLE: dict[str, tuple[str, str, str]] = {
     "R@3": ("0.70", "0.60", "0.50"),
     "R@5": ("0.80", "0.70", "0.60"),
     "R@10": ("0.90", "0.80", "0.70"),
     "RR@20": ("0.80", "0.70", "0.60"),
-    "nDCG@5": ("0.85", "0.75", "0.65"),
-    "nDCG@10": ("0.80", "0.70", "0.60"),
+    f"nDCG(gain={METHOD_NDCG_GAIN})@5": ("0.85", "0.75", "0.65"),
+    f"nDCG(gain={METHOD_NDCG_GAIN})@10": ("0.80", "0.70", "0.60"),
 }
 DEFAULT_MIN_QUERIES = 200
 DEFAULT_EXPECTED_REPEATS = 3
@@ -81,7 +83,16 @@ class Triage:
     ndcg_below: Fraction = Fraction(1, 2)
 
     def measures(self) -> list[Measure]:
-        return [Measure("R", self.k), Measure("nDCG", self.k)]
+        return [self.recall_measure, self.ndcg_measure]
+
+    @property
+    def recall_measure(self) -> Measure:
+        return Measure("R", self.k)
+
+    @property
+    def ndcg_measure(self) -> Measure:
+        """The method's nDCG@k (exponential gain), as in the tier table."""
+        return Measure("nDCG", self.k, gain=METHOD_NDCG_GAIN)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Triage lists: the queries to look at first, with where their first relevant document is.
 
 Two lists (policy §8): queries with R@k below ``recall_below`` (0.3) and
-queries with nDCG@k below ``ndcg_below`` (0.5).  Queries without a relevant
+queries with the method's nDCG@k (exponential gain) below ``ndcg_below`` (0.5).  Queries without a relevant
 document (null) are never listed; missing, failed and empty queries score 0
 and are.  Each entry carries the query's first relevant rank in the whole
 ranking (no cutoff; null when no relevant document was retrieved), computed
@@ -61,11 +61,11 @@ class TriageLists:
 
     @property
     def recall_measure(self) -> str:
-        return f"R@{self.config.k}"
+        return str(self.config.recall_measure)
 
     @property
     def ndcg_measure(self) -> str:
-        return f"nDCG@{self.config.k}"
+        return str(self.config.ndcg_measure)
 
 
 def triage(c: Combined, config: Triage, first_ranks: list[dict[str, int]]) -> TriageLists:
@@ -81,8 +81,8 @@ def triage(c: Combined, config: Triage, first_ranks: list[dict[str, int]]) -> Tr
                                                 ranks if len(ranks) > 1 else None)))
         return [e for _, _, e in sorted(out, key=lambda t: (t[0], t[1]))]
 
-    return TriageLists(config, listing(f"R@{config.k}", config.recall_below),
-                       listing(f"nDCG@{config.k}", config.ndcg_below))
+    return TriageLists(config, listing(str(config.recall_measure), config.recall_below),
+                       listing(str(config.ndcg_measure), config.ndcg_below))
 
 
 def triage_json(t: TriageLists) -> dict:

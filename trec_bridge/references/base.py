@@ -391,11 +391,8 @@ def trec_eval_reason(measure: Measure, rel: int) -> str | None:
     named = trec_eval_name(measure)
     if isinstance(named, str):
         return named
-    if measure.family == "nDCG":
-        if measure.rel is not None and measure.rel != 1:
-            return "trec_eval's nDCG has no threshold (-l is ignored; gain = grade, ideal from grades > 0)"
-        if measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
-            return "trec_eval's ndcg_cut takes its gains from the qrels grades only (linear)"
+    if measure.family == "nDCG" and measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
+        return "trec_eval's ndcg_cut takes its gains from the qrels grades only (linear)"
     return None
 
 

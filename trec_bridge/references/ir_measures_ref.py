@@ -36,9 +36,7 @@ class IrMeasures(PythonReference):
         if measure.family not in FAMILY_NAMES:
             return f"no ir_measures measure for {measure.family}"
         kwargs: dict = {}
-        if measure.family == "nDCG":
-            if measure.rel is not None and measure.rel != 1:
-                return "ir_measures' nDCG has no rel parameter (gain = grade, ideal from grades > 0)"
+        if measure.family == "nDCG":  # no rel parameter: the gain is the grade (or the map) whatever the threshold
             if gains is not None:
                 reason = negative_gain_reason(gains)
                 if reason:
