@@ -29,8 +29,9 @@ RUN = ("q1 Q0 d 1 4 r\nq1 Q0 u 2 3.5 r\nq1 Q0 c 3 3 r\nq1 Q0 b 4 2 r\nq1 Q0 a 5 
        "q2 Q0 i 1 2 r\nq2 Q0 g 2 2 r\nq2 Q0 f 3 1 r\nq2 Q0 v 4 0.5 r\nq2 Q0 h 5 0.25 r\n")
 GRID = [f"{name}{'' if rel is None else f'(rel={rel})'}{cut}"
         for name, cut in (("P", "@5"), ("R", "@5"), ("Success", "@3"), ("RR", ""), ("RR", "@3"), ("AP", ""),
-                          ("AP", "@5"), ("nDCG", ""), ("nDCG", "@5"))
+                          ("AP", "@5"))
         for rel in (None, -1, 0, 2)] + [
+    "nDCG", "nDCG@5",  # nDCG takes no rel= (its gains do not depend on the threshold)
     "Judged@5", "nDCG(gain=exp)@5", "nDCG(gain=exp)", "nDCG(gains={0:0,1:1,2:3,3:7})",
     "nDCG(gains={1:2,2:1})", "nDCG(gains={1:0.5,2:2})", "nDCG(gains={-1:1,1:1})", "nDCG(gains={1:1.5,2:3})@5"]
 
