@@ -21,7 +21,7 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureContext, MeasureOverflow, Values
+from .measures.base import FAMILIES, Measure, MeasureOverflow, Values
 from .model import ChunkMap, Dataset, QueryOrder, Run
 from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
@@ -181,8 +181,8 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     for m in measures:
         ranking = rankings[policy.ordering_for(m)]
         rel = m.rel if m.rel is not None else dataset.threshold
-        effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
-        family, ctx = FAMILIES[m.family], _context(m, rel, policy)
+        family = FAMILIES[m.family]
+        effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
         try:
             values = family.kernel(ranking, effective, ctx)
         except MeasureOverflow as exc:
@@ -276,32 +276,6 @@ def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInp
     return InvalidInput("E_GAIN_OVERFLOW", f"{m}: the {what} exceeds the largest double (about 1.8e308); grades this "
                         "high or gains this large cannot be scored with these gains (linear gain, nDCG(gain=linear), "
                         "or smaller gains= values can)", query=query)
-
-
-def _context(m: Measure, rel: int, policy: Policy) -> MeasureContext:
-    """The threshold of a binary measure; nDCG's gain and grade floor (the threshold only under a policy whose
-    ``ndcg_gain_floor`` says so: none of the named ones, as in trec_eval and ir_measures)."""
-    if m.family != "nDCG":
-        return MeasureContext(rel=rel)
-    floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1
-    return MeasureContext(rel=rel, gain=gain_function(m, policy), ideal_floor=floor)
-
-
-def gain_function(m: Measure, policy: Policy):
-    if m.gains is not None:
-        grades = np.array([g for g, _ in m.gains], dtype=np.int64)
-        gains = np.array([v for _, v in m.gains], dtype=np.float64)
-
-        def mapped(g: np.ndarray) -> np.ndarray:
-            out = g.astype(np.float64)  # unlisted grades keep their value, as ir_measures' gains= does
-            pos = np.searchsorted(grades, g)
-            hit = (pos < len(grades)) & (grades[np.minimum(pos, len(grades) - 1)] == g)
-            out[hit] = gains[pos[hit]]
-            return out
-        return mapped
-    if (m.gain or policy.gain) == "exp":
-        return lambda g: np.exp2(g.astype(np.float64)) - 1.0
-    return lambda g: g.astype(np.float64)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -177,8 +177,26 @@ def has_relevant(r: Ranking, m, ctx) -> np.ndarray:
     return r.relevant_count(ctx.rel) > 0
 
 
+def plain_context(m: "Measure", rel: int, policy) -> "MeasureContext":
+    """A binary measure needs only its threshold."""
+    return MeasureContext(rel=rel)
+
+
+def as_given(m: "Measure", policy) -> "Measure":
+    """The measure a policy computes for ``m``: ``m`` itself, unless the family says otherwise."""
+    return m
+
+
 @dataclass(frozen=True)
 class Family:
+    """Everything the rest of the program asks about a measure family; one module per family registers one.
+
+    The scorer calls ``effective``, ``context``, ``kernel`` and ``defined``;
+    the parser reads ``params``, ``param_aliases`` and ``refused_params``; each
+    reference adapter reads its own entry of ``tool_names`` (the family's name
+    in that tool's vocabulary; a family without an entry is "not compared").
+    """
+
     name: str
     kernel: Callable  # (Ranking, Measure, MeasureContext) -> Values
     rational: bool
@@ -188,6 +206,20 @@ class Family:
     # (Ranking, Measure, MeasureContext) -> bool per query: where the measure has a value; the policy
     # decides what the other queries become (null or 0)
     defined: Callable = has_relevant
+    # (Measure, rel, Policy) -> MeasureContext: what the kernel computes with under a policy
+    context: Callable = plain_context
+    # (Measure, Policy) -> Measure: what a policy computes for the measure (trec_eval's RR ignores the cutoff)
+    effective: Callable = as_given
+    # tool name -> the family's name in that tool's vocabulary, in the form that tool's adapter reads
+    tool_names: Mapping[str, object] = field(default_factory=dict)
+    # parameter spelling -> (name, {value -> value}) it stands for (nDCG: dcg=log2 is gain=linear)
+    param_aliases: Mapping[str, tuple[str, Mapping[str, str]]] = field(default_factory=dict)
+    # parameter -> why the family refuses it (nDCG has no rel)
+    refused_params: Mapping[str, str] = field(default_factory=dict)
+
+    def native(self, tool: str):
+        """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""
+        return self.tool_names.get(tool)
 
 
 @dataclass(frozen=True)
@@ -222,8 +254,14 @@ def check_finite(*named: tuple[str, np.ndarray]) -> None:
 
 
 def register(family: Family) -> Family:
+    """Make ``family`` known to the parser, the scorer and the adapters (a measure module calls this once)."""
     FAMILIES[family.name] = family
     return family
+
+
+def unregister(name: str) -> None:
+    """Forget a family registered from outside the package (a test's toy family)."""
+    FAMILIES.pop(name, None)
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

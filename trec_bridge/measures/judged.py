@@ -14,4 +14,5 @@ def judged(r: Ranking, m, ctx) -> Values:
 
 
 register(Family("Judged", judged, rational=True, needs_cutoff=False, params=frozenset(),
-                description="judged documents in the top k / documents in the top k"))
+                description="judged documents in the top k / documents in the top k",
+                tool_names={"trec_eval": "trec_eval has no judged-fraction measure", "ir_measures": "Judged"}))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, check_finite, register
+from .base import Family, MeasureContext, Ranking, Values, check_finite, register
 
 
 def ndcg(r: Ranking, m, ctx) -> Values:
@@ -54,6 +54,37 @@ def has_positive_gain(r: Ranking, m, ctx) -> np.ndarray:
     return np.bincount(q[gain > 0], minlength=r.n_queries) > 0
 
 
+def context(m, rel: int, policy) -> MeasureContext:
+    """nDCG's gain and grade floor under a policy: the threshold is the floor only under a policy whose
+    ``ndcg_gain_floor`` says so (none of the named ones, as in trec_eval and ir_measures)."""
+    floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1
+    return MeasureContext(rel=rel, gain=gain_function(m, policy), ideal_floor=floor)
+
+
+def gain_function(m, policy):
+    """grade -> gain: the measure's ``gains=`` map, else its ``gain=``, else the policy's default gain."""
+    if m.gains is not None:
+        grades = np.array([g for g, _ in m.gains], dtype=np.int64)
+        gains = np.array([v for _, v in m.gains], dtype=np.float64)
+
+        def mapped(g: np.ndarray) -> np.ndarray:
+            out = g.astype(np.float64)  # unlisted grades keep their value, as ir_measures' gains= does
+            pos = np.searchsorted(grades, g)
+            hit = (pos < len(grades)) & (grades[np.minimum(pos, len(grades) - 1)] == g)
+            out[hit] = gains[pos[hit]]
+            return out
+        return mapped
+    if (m.gain or policy.gain) == "exp":
+        return lambda g: np.exp2(g.astype(np.float64)) - 1.0
+    return lambda g: g.astype(np.float64)
+
+
+NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whatever the relevance threshold, as in "
+          "trec_eval and ir_measures; to give low grades no gain, map them: nDCG(gains={{1:0}})")
+
 register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
-                defined=has_positive_gain))
+                defined=has_positive_gain, context=context,
+                tool_names={"trec_eval": ("ndcg", "ndcg_cut"), "ir_measures": "nDCG"},
+                param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
+                refused_params={"rel": NO_REL}))

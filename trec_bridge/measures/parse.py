@@ -26,7 +26,6 @@ from .base import FAMILIES, Measure
 
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
-DCG_TO_GAIN = {"log2": "linear", "exp-log2": "exp"}
 OPEN, CLOSE = "({[", ")}]"
 
 
@@ -97,16 +96,15 @@ def parse_measure(token: str) -> Measure:
     params = _params(match["params"], token) if match["params"] is not None else {}
     kwargs: dict = {}
     for key, value in params.items():
-        if key == "dcg" and name == "nDCG":
-            if not isinstance(value, str) or value not in DCG_TO_GAIN:  # dcg=[1]: unhashable, was a TypeError
-                raise InvalidInput("E_MEASURE_PARAM", f"dcg must be one of {sorted(DCG_TO_GAIN)} in {quote(token)}")
-            key, value = "gain", DCG_TO_GAIN[value]
-        if key == "rel" and name == "nDCG":
-            raise InvalidInput("E_MEASURE_PARAM", f"nDCG has no rel parameter (in {quote(token)}): its gain is the grade "
-                               "whatever the relevance threshold, as in trec_eval and ir_measures; to give low "
-                               "grades no gain, map them: nDCG(gains={1:0})")
+        if key in family.param_aliases:
+            target, values = family.param_aliases[key]
+            if not isinstance(value, str) or value not in values:  # dcg=[1]: unhashable, was a TypeError
+                raise InvalidInput("E_MEASURE_PARAM", f"{key} must be one of {sorted(values)} in {quote(token)}")
+            key, value = target, values[value]
+        if key in family.refused_params:
+            raise InvalidInput("E_MEASURE_PARAM", family.refused_params[key].format(token=quote(token)))
         if key not in family.params:
-            known = sorted(family.params | ({"dcg"} if name == "nDCG" else set()))
+            known = sorted(family.params | set(family.param_aliases))
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
             raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)}){hint}")

@@ -13,4 +13,5 @@ def precision(r: Ranking, m, ctx) -> Values:
 
 
 register(Family("P", precision, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
-                description="precision at k: relevant in top k / k"))
+                description="precision at k: relevant in top k / k",
+                tool_names={"trec_eval": (None, "P"), "ir_measures": "P"}))

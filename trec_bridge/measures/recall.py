@@ -11,4 +11,5 @@ def recall(r: Ranking, m, ctx) -> Values:
 
 
 register(Family("R", recall, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
-                description="recall at k: relevant in top k / all relevant judged"))
+                description="recall at k: relevant in top k / all relevant judged",
+                tool_names={"trec_eval": (None, "recall"), "ir_measures": "R"}))

@@ -5,6 +5,8 @@ first occurrence in the masked row list: no per-document loop.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .base import Family, Ranking, Values, register
@@ -22,5 +24,12 @@ def reciprocal_rank(r: Ranking, m, ctx) -> Values:
     return Values.of_ratio(num, den)
 
 
+def cutoff_under(m, policy):
+    """trec_eval's recip_rank has no cutoff: a policy with ``rr_cutoff="ignored"`` computes RR@k as RR."""
+    return replace(m, cutoff=None) if policy.rr_cutoff == "ignored" else m
+
+
+# trec_eval: (name without cutoff, name with one); None: the tool takes no cutoff and ignores it
 register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}),
-                description="reciprocal rank of the first relevant document in the top k"))
+                description="reciprocal rank of the first relevant document in the top k",
+                effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR"}))

@@ -18,7 +18,7 @@ import polars as pl
 
 from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
-from ..measures.base import Measure
+from ..measures.base import FAMILIES, Measure
 from ..model import Qrels, Run
 from ..messages import quote
 
@@ -367,23 +367,26 @@ def negative_gain_reason(gains: dict[int, float]) -> str | None:
 def trec_eval_name(measure: Measure) -> tuple[str, str | None, str] | str:
     """(-m base, parameter, printed name) of a measure in trec_eval, which pytrec_eval embeds; else a reason.
 
-    RR maps to ``recip_rank`` with or without a cutoff: trec_eval has no RR
-    cutoff and silently ignores ``recip_rank.k``; the caller decides how to
-    label or emulate that.
+    The family declares its names (``Family.tool_names["trec_eval"]``): the
+    name without a cutoff and the name with one, or a reason string.  A
+    family whose name with a cutoff is None (RR: ``recip_rank``) takes no
+    cutoff in trec_eval, which silently ignores ``recip_rank.k``; the caller
+    decides how to label or emulate that (``ignores_cutoff``).
     """
-    f, k = measure.family, measure.cutoff
-    if f == "Judged":
-        return "trec_eval has no judged-fraction measure"
-    if f in ("P", "R", "Success"):
-        base = {"P": "P", "R": "recall", "Success": "success"}[f]
-        return base, str(k), f"{base}_{k}"
-    if f == "RR":
-        return "recip_rank", None, "recip_rank"
-    if f == "AP":
-        return ("map", None, "map") if k is None else ("map_cut", str(k), f"map_cut_{k}")
-    if f == "nDCG":
-        return ("ndcg", None, "ndcg") if k is None else ("ndcg_cut", str(k), f"ndcg_cut_{k}")
-    return f"no trec_eval measure for {f}"
+    named = FAMILIES[measure.family].native("trec_eval")
+    if named is None or isinstance(named, str):
+        return named or f"no trec_eval measure for {measure.family}"
+    plain, cut = named
+    k = measure.cutoff
+    if k is None or cut is None:
+        return plain, None, plain
+    return cut, str(k), f"{cut}_{k}"
+
+
+def ignores_cutoff(measure: Measure) -> bool:
+    """trec_eval computes ``measure`` without its cutoff (it has no such parameter)."""
+    named = FAMILIES[measure.family].native("trec_eval")
+    return measure.cutoff is not None and isinstance(named, tuple) and named[1] is None
 
 
 def trec_eval_reason(measure: Measure, rel: int) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..measures.base import Measure
+from ..measures.base import FAMILIES, Measure
 from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
@@ -22,7 +22,6 @@ from .base import (Options, PythonReference, ReferenceResult, check_unique, cras
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
                             "(AmenRa/ranx#79)"}
-FAMILY_NAMES = {"R": "R", "P": "P", "Success": "Success", "RR": "RR", "AP": "AP", "nDCG": "nDCG", "Judged": "Judged"}
 
 
 class IrMeasures(PythonReference):
@@ -33,7 +32,8 @@ class IrMeasures(PythonReference):
     def to_ir_measure(self, measure: Measure, rel: int, gains: dict[int, float] | None = None):
         """The ir_measures measure object for ``measure`` at threshold ``rel``, or a reason string."""
         irm = self._module()
-        if measure.family not in FAMILY_NAMES:
+        name = FAMILIES[measure.family].native(self.name)  # the family's ir_measures measure name
+        if name is None:
             return f"no ir_measures measure for {measure.family}"
         kwargs: dict = {}
         if measure.family == "nDCG":  # no rel parameter: the gain is the grade (or the map) whatever the threshold
@@ -46,7 +46,7 @@ class IrMeasures(PythonReference):
                 kwargs["gains"] = {int(g): int(v) for g, v in gains.items() if g >= 0}
         elif measure.family != "Judged" and rel != 1:
             kwargs["rel"] = rel
-        base = getattr(irm, FAMILY_NAMES[measure.family])
+        base = getattr(irm, name)
         obj = base(**kwargs) if kwargs else base
         return obj @ measure.cutoff if measure.cutoff is not None else obj
 

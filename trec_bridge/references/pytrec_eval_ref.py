@@ -19,8 +19,9 @@ from typing import Callable
 from ..measures.base import Measure
 from ..messages import quote
 from ..model import Qrels, Run
-from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, qrels_dict,
-                   refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, ignores_cutoff,
+                   qrels_dict, refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason,
+                   unavailable)
 
 
 class PytrecEval(PythonReference):
@@ -61,7 +62,7 @@ class PytrecEval(PythonReference):
             if m.family == "nDCG":
                 level = rel if rel >= 1 else 1  # relevance_level does not affect ndcg; avoid an extra evaluator
             arg = base + (f".{param}" if param is not None else "")
-            served = "recip_rank (cutoff ignored)" if m.family == "RR" and m.cutoff is not None else out_name
+            served = f"{out_name} (cutoff ignored)" if ignores_cutoff(m) else out_name
             by_level.setdefault(level, []).append((m, arg, out_name, served))
         for level, items in by_level.items():
             args = sorted({arg for _, arg, _, _ in items})

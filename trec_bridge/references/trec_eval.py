@@ -25,7 +25,8 @@ from ..measures.base import Measure
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
-                   negative_gain_reason, refuse_unholdable, scored_frame, trec_eval_name, trec_eval_reason, unavailable)
+                   ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, trec_eval_name,
+                   trec_eval_reason, unavailable)
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
 ENV_VAR = "TREC_EVAL"
@@ -162,11 +163,11 @@ class TrecEval(Reference):
         for m, level in selected:
             base, param, out_name = trec_eval_name(m)
             served, max_docs, gains = out_name, None, None
-            if m.family == "RR" and m.cutoff is not None:
+            if ignores_cutoff(m):
                 if options.rr_cutoff == "emulate":
-                    max_docs, served = m.cutoff, f"recip_rank (-M {m.cutoff})"
+                    max_docs, served = m.cutoff, f"{out_name} (-M {m.cutoff})"
                 else:
-                    served = "recip_rank (cutoff ignored)"
+                    served = f"{out_name} (cutoff ignored)"
             if m.family == "nDCG" and m.cutoff is None:
                 mapping = gain_map(m, qrels)
                 if mapping is not None:  # one trec_eval can hold: refusal() said so
