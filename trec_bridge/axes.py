@@ -15,7 +15,7 @@ class Axis:
     field: str  # Policy attribute
     title: str
     strict: str  # what the strict policy does
-    reasons: dict[str, str]  # reference policy value (as text) -> one-line reason
+    reasons: dict[object, str]  # a policy's value on this axis -> one-line reason (tools add theirs when registered)
 
 
 AXES: tuple[Axis, ...] = (
@@ -33,13 +33,10 @@ AXES: tuple[Axis, ...] = (
          {"zero": "scored 0 and counted in the mean"}),
     Axis("ordering", "ranking order",
          "the order the run gives (JSON list order; TREC: score as a double, ties by docno descending)",
-         {"Ordering(tie_break='doc_desc', precision='float32')":
-              "scores are read into a 32-bit float (trec_eval 9, pytrec_eval), so close scores tie and "
-              "the tie goes to the larger docno"}),
+         {}),  # a tool's ordering is its own: its adapter registers the reason (references/registry.py)
     Axis("measure_orderings", "per-measure ordering",
          "one order for every measure",
-         {"ir_measures": "RR@k goes to the msmarco provider and Judged to the judged provider, which sort "
-                         "double scores with ties by docno ascending"}),
+         {}),
     Axis("rr_cutoff", "RR cutoff",
          "RR@k looks at the top k only",
          {"ignored": "recip_rank has no cutoff: the first relevant document anywhere in the ranking counts"}),
@@ -62,7 +59,7 @@ AXES: tuple[Axis, ...] = (
 
 
 def reason(axis: Axis, value) -> str:
-    text = str(value)
-    if axis.field == "measure_orderings":
-        text = "ir_measures" if value else ""
-    return axis.reasons.get(text, f"{axis.title}: {text}")
+    """Why a policy takes ``value`` on ``axis``: the registered reason, else the axis and the value."""
+    from . import references  # noqa: F401  (each tool registers its reasons when its adapter is imported)
+
+    return axis.reasons.get(value, f"{axis.title}: {value}")

@@ -21,7 +21,7 @@ from .dataset_checks import check_dataset
 from .errors import ReferenceUnavailable
 from .measures.base import Measure
 from .model import ChunkMap, Dataset, Run
-from .policy import IR_MEASURES, PYTREC_EVAL, TREC_EVAL, TREC_EVAL_C, Policy
+from .policy import Policy
 from .reconcile import ScoreCache, Walk, mean_parts, per_query_parts, table, value, walk_axes
 from .scorer import ScoreResult, score
 
@@ -29,9 +29,10 @@ DOUBLE_TOLERANCE = 1e-9
 
 
 def reference_policy(tool: str, complete: bool = False) -> Policy:
-    if tool == "trec_eval":
-        return TREC_EVAL_C if complete else TREC_EVAL
-    return {"pytrec_eval": PYTREC_EVAL, "ir_measures": IR_MEASURES}[tool]
+    """The policy that emulates ``tool`` (its registration says which: references/registry.py)."""
+    from .references import policy_for
+
+    return policy_for(tool, complete)
 
 
 def tolerance(precision: int | None) -> float:

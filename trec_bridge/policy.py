@@ -2,8 +2,10 @@
 
 The strict policy is the project's contract (docs/policy.md).  The other
 policies reproduce a reference tool's defaults so that the cross-check can
-show that every remaining difference is one of these axes.  Adding a tool's
-behaviour means adding a value here, not a branch in the scorer.
+show that every remaining difference is one of these axes.  A tool's
+behaviour is a value, not a branch in the scorer: the built-in tools' values
+are below, and a tool's adapter module registers the policies it uses
+(references/registry.py), which adds a new tool's own to ``POLICIES``.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ class Policy:
     measure_orderings: tuple[tuple[str, bool, Ordering], ...] = field(default=())  # (family, has_cutoff, ordering)
     # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
     # tool does not compute so is refused (E_POLICY_MEASURE) by the cross-check's own rule, never approximated.
-    emulates: Literal["trec_eval", "pytrec_eval", "ir_measures"] | None = None
+    emulates: str | None = None  # a registered reference tool's name (references/registry.py)
 
     def ordering_for(self, measure: Measure) -> Ordering:
         for family, has_cutoff, ordering in self.measure_orderings:
@@ -129,6 +131,7 @@ IR_MEASURES = Policy(
     **_REFERENCE_COMMON,
 )
 
+# The named policies: strict, then each registered tool's (references/registry.py adds a new tool's own).
 POLICIES: dict[str, Policy] = {p.name: p for p in (STRICT, TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES)}
 
 

@@ -11,7 +11,21 @@ from ..integers import INT64_MIN, int_option
 from ..messages import note
 from ..messages import quote
 
-TOOLS = ["trec_eval", "pytrec_eval", "ir_measures"]
+
+
+class _RegisteredTools:
+    """The registered reference tools' names, looked up when used (importing the adapters is not free)."""
+
+    def __iter__(self):
+        from ..references import names
+
+        return iter(names())
+
+    def __contains__(self, name) -> bool:
+        return name in list(self)
+
+
+TOOLS = _RegisteredTools()
 REPRO_FILES = ["qrels.txt", "run.txt"]
 
 HELP = """Run the reference tools on the same inputs, show that our emulation of each
@@ -28,8 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("dataset", help="JSON dataset or TREC qrels file")
     p.add_argument("run", help="JSON run or TREC run file")
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP"')
-    p.add_argument("--against", default=",".join(TOOLS),
-                   help=f"comma-separated reference tools (default: {','.join(TOOLS)})")
+    p.add_argument("--against", help="comma-separated reference tools (default: every registered one, "
+                   "see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     p.add_argument("--split", help="only the dataset's queries of this split")
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one ID per line")
@@ -43,11 +57,15 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run, io=io)
 
 
+def _against(args) -> str:
+    return ",".join(TOOLS) if args.against is None else args.against
+
+
 def io(args):
     """Every file crosscheck reads and writes, the reproducer of each tool included."""
     from ..outputs import Declared
 
-    tools = [t.strip() for t in args.against.split(",") if t.strip() in TOOLS]
+    tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools])
 
@@ -62,7 +80,7 @@ def run(args) -> int:
     from ..report import build_report
     from . import say_notes
 
-    against = [t.strip() for t in args.against.split(",") if t.strip()]
+    against = [t.strip() for t in _against(args).split(",") if t.strip()]
     unknown = [t for t in against if t not in TOOLS]
     if unknown or not against:
         raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")

@@ -15,10 +15,12 @@ from typing import Callable
 
 from ..measures.base import FAMILIES, Measure
 from ..messages import quote
+from ..policy import IR_MEASURES
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
                    grade_limit_reason,
                    negative_gain_reason, qrels_dict, run_dict, scored_frame)
+from .registry import Tool, register
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
                             "(AmenRa/ranx#79)"}
@@ -163,3 +165,9 @@ def native_name(obj) -> str:
     inner = ",".join(f"{g}:{v}" for g, v in sorted(params["gains"].items()))
     cutoff = params.get("cutoff")
     return f"{obj.NAME}(gains={{{inner}}})" + (f"@{cutoff}" if cutoff is not None else "")
+
+
+register(Tool("ir_measures", IrMeasures, IR_MEASURES, reasons={
+    ("measure_orderings", IR_MEASURES.measure_orderings):
+        "RR@k goes to the msmarco provider and Judged to the judged provider, which sort double scores with ties "
+        "by docno ascending"}))

@@ -17,11 +17,13 @@ import warnings
 from typing import Callable
 
 from ..measures.base import Measure
+from ..policy import PYTREC_EVAL
 from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, ignores_cutoff,
                    qrels_dict, refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason,
                    unavailable)
+from .registry import Tool, register
 
 
 class PytrecEval(PythonReference):
@@ -69,6 +71,9 @@ class PytrecEval(PythonReference):
             result.command.append(f"pytrec_eval.RelevanceEvaluator(qrels, {args}, relevance_level={level}).evaluate(run)")
         return lambda: _evaluate(pte, qd, rd, by_level, result)
 
+
+
+register(Tool("pytrec_eval", PytrecEval, PYTREC_EVAL))  # its float32 ordering: trec_eval's reason
 
 def _evaluate(pte, qd: dict, rd: dict, by_level: dict, result: ReferenceResult) -> ReferenceResult:
     """The tool calls only (no polars: this may run in a forked child, references/isolate.py)."""

@@ -22,11 +22,13 @@ import numpy as np
 import polars as pl
 
 from ..measures.base import Measure
+from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
                    ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, trec_eval_name,
                    trec_eval_reason, unavailable)
+from .registry import Tool, register
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
 ENV_VAR = "TREC_EVAL"
@@ -359,3 +361,8 @@ def score_text(score: pl.Series) -> pl.Series:
     idx = odd.arg_true()
     text = score.cast(pl.String).scatter(idx, [repr(v) for v in score.gather(idx).to_list()])
     return text.alias("score")
+
+
+register(Tool("trec_eval", TrecEval, TREC_EVAL, complete_policy=TREC_EVAL_C, reasons={
+    ("ordering", TREC_EVAL_ORDER): "scores are read into a 32-bit float (trec_eval 9, pytrec_eval), so close scores "
+                                   "tie and the tie goes to the larger docno"}))
