@@ -31,6 +31,7 @@ from trec_bridge.model import QRELS_SCHEMA, Dataset, Qrels, Run
 from trec_bridge.messages import quote
 
 from . import invisible
+from .targets import DATASET_TARGETS, RUN_TARGETS
 from .interop import qrels_to_dataframe, qrels_to_ir_measures, run_to_dataframe, run_to_ir_measures  # noqa: F401
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
     "dataset_to_ir_measures", "dataset_to_dataframe",
 ]
 
-RUN_TARGETS = ("trec", "ranx-json", "ir-measures-tsv")
-DATASET_TARGETS = ("trec-qrels", "ranx-json", "ir-measures-tsv")
 RUN_TSV_COLUMNS = ("query_id", "doc_id", "score")
 QRELS_TSV_COLUMNS = ("query_id", "doc_id", "relevance", "iteration")
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from converters.targets import DATASET_TARGETS, RUN_TARGETS  # a leaf module: the parser stays light
+
 from ..errors import UsageError
 from ..messages import note
 from ..messages import quote
@@ -52,10 +54,6 @@ examples:
   trec-bridge export dataset dl19.json --to trec-qrels -o dl19.qrels
   trec-bridge export dataset dl19.json --to ranx-json -o dl19.qrels.json"""
 
-
-# the same tuples as converters.export's (kept here so that building the parser imports no polars)
-RUN_TARGETS = ("trec", "ranx-json", "ir-measures-tsv")
-DATASET_TARGETS = ("trec-qrels", "ranx-json", "ir-measures-tsv")
 
 
 def add_parser(sub) -> None:
