@@ -192,7 +192,8 @@ class Family:
     """Everything the rest of the program asks about a measure family; one module per family registers one.
 
     The scorer calls ``effective``, ``context``, ``kernel`` and ``defined``;
-    the parser reads ``params``, ``param_aliases`` and ``refused_params``; each
+    the parser reads ``params``, ``param_aliases``, ``refused_params``,
+    ``param_readers`` and ``check_params``; each
     reference adapter reads its own entry of ``tool_names`` (the family's name
     in that tool's vocabulary; a family without an entry is "not compared").
     """
@@ -216,6 +217,10 @@ class Family:
     param_aliases: Mapping[str, tuple[str, Mapping[str, str]]] = field(default_factory=dict)
     # parameter -> why the family refuses it (nDCG has no rel)
     refused_params: Mapping[str, str] = field(default_factory=dict)
+    # parameter -> (value, token) -> the value the Measure keeps, raising InvalidInput when bad (rel: shared rule)
+    param_readers: Mapping[str, Callable] = field(default_factory=dict)
+    # (parameters read, token) -> None: a rule across parameters (nDCG: gain= or gains=, not both)
+    check_params: Callable = lambda params, token: None
 
     def native(self, tool: str):
         """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""

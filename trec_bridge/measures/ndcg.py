@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidInput
+from ..integers import INT64_MAX, INT64_MIN, in_range
+from ..messages import quote
 from .base import Family, MeasureContext, Ranking, Values, check_finite, register
 
 
@@ -79,6 +82,35 @@ def gain_function(m, policy):
     return lambda g: g.astype(np.float64)
 
 
+GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
+
+
+def read_gain(value, token: str) -> str:
+    if not isinstance(value, str) or value.lower() not in GAINS:
+        raise InvalidInput("E_MEASURE_PARAM", f"gain must be 'exp' or 'linear', got {quote(value)} (in {quote(token)})")
+    return GAINS[value.lower()]
+
+
+def read_gains(value, token: str) -> tuple[tuple[int, float], ...]:
+    """A {grade: gain} map as sorted (grade, gain) pairs: integer grades, finite gains."""
+    if not isinstance(value, dict) or not value:
+        raise InvalidInput("E_MEASURE_PARAM", f"gains must be a non-empty {{grade: gain}} map (in {quote(token)})")
+    items = []
+    for g, v in value.items():
+        if (not in_range(g, INT64_MIN, INT64_MAX) or isinstance(v, bool) or not isinstance(v, (int, float))
+                or (type(v) is int and not in_range(v, INT64_MIN, INT64_MAX))  # float(10**400): OverflowError
+                or v != v or abs(v) == float("inf")):
+            raise InvalidInput("E_MEASURE_PARAM", f"gains maps integer grades to finite numbers, got {quote(g)}: "
+                               f"{quote(v)} (in {quote(token)})")
+        items.append((g, float(v)))
+    return tuple(sorted(items))
+
+
+def one_gain(params: dict, token: str) -> None:
+    if "gain" in params and "gains" in params:
+        raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {quote(token)})")
+
+
 NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whatever the relevance threshold, as in "
           "trec_eval and ir_measures; to give low grades no gain, map them: nDCG(gains={{1:0}})")
 
@@ -87,4 +119,5 @@ register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozens
                 defined=has_positive_gain, context=context,
                 tool_names={"trec_eval": ("ndcg", "ndcg_cut"), "ir_measures": "nDCG"},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
-                refused_params={"rel": NO_REL}))
+                refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains},
+                check_params=one_gain))

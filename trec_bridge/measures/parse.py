@@ -25,7 +25,6 @@ from . import names
 from .base import FAMILIES, Measure
 
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
-GAINS = {"exp": "exp", "exponential": "exp", "linear": "linear", "lin": "linear"}
 OPEN, CLOSE = "({[", ")}]"
 
 
@@ -108,9 +107,8 @@ def parse_measure(token: str) -> Measure:
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
             raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)}){hint}")
-        kwargs[key] = _check_param(key, value, token)
-    if "gain" in kwargs and "gains" in kwargs:
-        raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {quote(token)})")
+        kwargs[key] = _check_param(family, key, value, token)
+    family.check_params(kwargs, token)
     return Measure(family=name, cutoff=cutoff, **kwargs)
 
 
@@ -186,25 +184,13 @@ def _split_commas(raw: str) -> list[str]:
     return parts
 
 
-def _check_param(key: str, value, token: str):
+def _check_param(family, key: str, value, token: str):
+    """The parameter's value as the measure keeps it: the family's own reader, else the shared ``rel`` rule."""
+    if key in family.param_readers:
+        return family.param_readers[key](value, token)
     if key == "rel":
         if not in_range(value, INT64_MIN, INT64_MAX):
             raise InvalidInput("E_MEASURE_PARAM", f"rel must be {range_text(INT64_MIN, INT64_MAX)}, got {quote(value)} "
                                f"(in {quote(token)})")
         return value
-    if key == "gain":
-        if not isinstance(value, str) or value.lower() not in GAINS:
-            raise InvalidInput("E_MEASURE_PARAM", f"gain must be 'exp' or 'linear', got {quote(value)} (in {quote(token)})")
-        return GAINS[value.lower()]
-    if key == "gains":
-        if not isinstance(value, dict) or not value:
-            raise InvalidInput("E_MEASURE_PARAM", f"gains must be a non-empty {{grade: gain}} map (in {quote(token)})")
-        items = []
-        for g, v in value.items():
-            if (not in_range(g, INT64_MIN, INT64_MAX) or isinstance(v, bool) or not isinstance(v, (int, float))
-                    or (type(v) is int and not in_range(v, INT64_MIN, INT64_MAX))  # float(10**400): OverflowError
-                    or v != v or abs(v) == float("inf")):
-                raise InvalidInput("E_MEASURE_PARAM", f"gains maps integer grades to finite numbers, got {quote(g)}: {quote(v)} (in {quote(token)})")
-            items.append((g, float(v)))
-        return tuple(sorted(items))
     raise InvalidInput("E_MEASURE_PARAM", f"unknown parameter {quote(key)} (in {quote(token)})")
