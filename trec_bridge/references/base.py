@@ -335,6 +335,11 @@ def run_dict(run: Run, frame: pl.DataFrame, include_empty: bool = True) -> dict[
     return out
 
 
+def takes_threshold(measure: Measure) -> bool:
+    """Whether the measure's family reads the relevance threshold (nDCG and Judged do not: no ``rel=``)."""
+    return "rel" in FAMILIES[measure.family].params
+
+
 # ---------------------------------------------------------------- nDCG gains
 
 def gain_map(measure: Measure, qrels: Qrels) -> dict[int, float] | None:
@@ -344,9 +349,7 @@ def gain_map(measure: Measure, qrels: Qrels) -> dict[int, float] | None:
     Exponential gains are built from the grades present, 2^g - 1 for g >= 1
     (grade 0 and below have gain 0 in both conventions).
     """
-    if measure.family != "nDCG":
-        return None
-    if measure.gains is not None:
+    if measure.gains is not None:  # gain=/gains= are nDCG's parameters: other families have neither
         return dict(measure.gains)
     if measure.gain == "exp":
         grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
@@ -394,7 +397,7 @@ def trec_eval_reason(measure: Measure, rel: int) -> str | None:
     named = trec_eval_name(measure)
     if isinstance(named, str):
         return named
-    if measure.family == "nDCG" and measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
+    if measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
         return "trec_eval's ndcg_cut takes its gains from the qrels grades only (linear)"
     return None
 

@@ -19,7 +19,7 @@ from ..policy import IR_MEASURES
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
                    grade_limit_reason,
-                   negative_gain_reason, qrels_dict, run_dict, scored_frame)
+                   negative_gain_reason, qrels_dict, run_dict, scored_frame, takes_threshold)
 from .registry import Tool, register
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
@@ -38,7 +38,7 @@ class IrMeasures(PythonReference):
         if name is None:
             return f"no ir_measures measure for {measure.family}"
         kwargs: dict = {}
-        if measure.family == "nDCG":  # no rel parameter: the gain is the grade (or the map) whatever the threshold
+        if not takes_threshold(measure):  # nDCG: the gain is the grade (or the map) whatever the threshold
             if gains is not None:
                 reason = negative_gain_reason(gains)
                 if reason:
@@ -46,7 +46,7 @@ class IrMeasures(PythonReference):
                 if any(not float(v).is_integer() for v in gains.values()):
                     return "nDCG(gains=...) rewrites grades for pytrec_eval, which needs integer grades"
                 kwargs["gains"] = {int(g): int(v) for g, v in gains.items() if g >= 0}
-        elif measure.family != "Judged" and rel != 1:
+        elif rel != 1:
             kwargs["rel"] = rel
         base = getattr(irm, name)
         obj = base(**kwargs) if kwargs else base
@@ -60,7 +60,7 @@ class IrMeasures(PythonReference):
         return None
 
     def _reason(self, measure: Measure, rel: int, gains: dict[int, float] | None = None) -> str | None:
-        if measure.family == "nDCG" and gains is None and (measure.gain == "exp" or measure.gains is not None):
+        if gains is None and (measure.gain == "exp" or measure.gains is not None):
             gains = dict(measure.gains) if measure.gains is not None else {1: 1.0}  # routing only
         obj = self.to_ir_measure(measure, rel, gains)
         if isinstance(obj, str):
@@ -70,9 +70,9 @@ class IrMeasures(PythonReference):
             return f"no available ir_measures provider supports {obj}"
         if provider.NAME in BROKEN_PROVIDERS:
             return BROKEN_PROVIDERS[provider.NAME]
-        if provider.NAME == "pytrec_eval" and rel < 1 and measure.family != "nDCG":
+        if provider.NAME == "pytrec_eval" and rel < 1 and takes_threshold(measure):
             return f"served by pytrec_eval, which rejects relevance_level {rel} (must be >= 1)"
-        if rel < 0 and measure.family not in ("nDCG", "Judged"):
+        if rel < 0 and takes_threshold(measure):
             return f"rel={rel} would make negative (unjudged) grades relevant in the {provider.NAME} provider"
         return None
 

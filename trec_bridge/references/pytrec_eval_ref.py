@@ -21,8 +21,8 @@ from ..policy import PYTREC_EVAL
 from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, ignores_cutoff,
-                   qrels_dict, refuse_unholdable, run_dict, scored_frame, trec_eval_name, trec_eval_reason,
-                   unavailable)
+                   qrels_dict, refuse_unholdable, run_dict, scored_frame, takes_threshold, trec_eval_name,
+                   trec_eval_reason, unavailable)
 from .registry import Tool, register
 
 
@@ -35,9 +35,9 @@ class PytrecEval(PythonReference):
         reason = trec_eval_reason(measure, rel)
         if reason:
             return reason
-        if measure.family == "nDCG" and (measure.gain == "exp" or measure.gains is not None):
+        if measure.gain == "exp" or measure.gains is not None:  # nDCG's gain parameters
             return "pytrec_eval accepts only numeric measure parameters: no custom nDCG gains (ndcg.1=...)"
-        if rel < 1 and measure.family != "nDCG":
+        if rel < 1 and takes_threshold(measure):
             return f"pytrec_eval rejects relevance_level {rel} (must be >= 1)"
         return None
 
@@ -61,7 +61,7 @@ class PytrecEval(PythonReference):
         by_level: dict[int, list[tuple[Measure, str, str, str]]] = {}
         for m, level in selected:
             base, param, out_name = trec_eval_name(m)
-            if m.family == "nDCG":
+            if not takes_threshold(m):
                 level = rel if rel >= 1 else 1  # relevance_level does not affect ndcg; avoid an extra evaluator
             arg = base + (f".{param}" if param is not None else "")
             served = f"{out_name} (cutoff ignored)" if ignores_cutoff(m) else out_name

@@ -26,8 +26,8 @@ from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
-                   ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, trec_eval_name,
-                   trec_eval_reason, unavailable)
+                   ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, takes_threshold,
+                   trec_eval_name, trec_eval_reason, unavailable)
 from .registry import Tool, register
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
@@ -93,13 +93,13 @@ class TrecEval(Reference):
 
     def _reason(self, measure: Measure, rel: int) -> str | None:
         reason = trec_eval_reason(measure, rel)
-        if reason is None and rel < 0 and measure.family != "nDCG":
+        if reason is None and rel < 0 and takes_threshold(measure):
             reason = "trec_eval -l below 0 counts unjudged documents as relevant"
         return reason
 
     def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
         reason = super().refusal(measure, rel, qrels)
-        if reason is None and measure.family == "nDCG" and measure.cutoff is None:
+        if reason is None and measure.cutoff is None:
             mapping = gain_map(measure, qrels)  # ndcg takes a gain map as its parameter: can it hold this one?
             if mapping is not None:
                 # trec_eval compares every gain in play, unlisted grades included (their gain is the grade)
@@ -170,7 +170,7 @@ class TrecEval(Reference):
                     max_docs, served = m.cutoff, f"{out_name} (-M {m.cutoff})"
                 else:
                     served = f"{out_name} (cutoff ignored)"
-            if m.family == "nDCG" and m.cutoff is None:
+            if m.cutoff is None:
                 mapping = gain_map(m, qrels)
                 if mapping is not None:  # one trec_eval can hold: refusal() said so
                     spec = ",".join(f"{g}={fmt_number(v)}" for g, v in sorted(mapping.items()) if g >= 0)
