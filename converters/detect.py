@@ -9,8 +9,9 @@ dataset whose ``format`` came later "not a ranx qrels").
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -32,18 +33,42 @@ def is_json(path: str | Path) -> bool:
         n *= 16  # megabytes of blanks before the brace: still JSON, as the reader will find
 
 
-def json_layout(doc: Any, file: str | None, what: str) -> str:
-    """``"trec-bridge"`` (a document naming its format) or ``"ranx"`` (``{query ID: {document ID: value}}``).
+@dataclass(frozen=True)
+class JsonLayout:
+    """A JSON layout the detector knows: which top-level objects are its own, and how to read them.
 
-    ``what`` is "run" or "dataset", for the message when the document is neither.
+    The readers import their converter module when called, so that reading
+    TREC files never imports the JSON machinery.  Layouts are tried in
+    registration order; a converter module for a new layout registers one.
+    """
+
+    name: str
+    claims: Callable[[dict], bool]
+    read_run: Callable[[dict, str, bool], Run]  # (document, file, chunks)
+    read_dataset: Callable[[dict, str, int | None], Dataset]  # (document, file, threshold)
+    lists_queries: bool = False  # its datasets list their own query set, so --queries is refused
+
+
+JSON_LAYOUTS: dict[str, JsonLayout] = {}
+
+
+def register_layout(layout: JsonLayout) -> JsonLayout:
+    JSON_LAYOUTS[layout.name] = layout
+    return layout
+
+
+def json_layout(doc: Any, file: str | None, what: str) -> str:
+    """The name of the registered layout that claims ``doc``: ``"trec-bridge"`` (a document naming its
+    format), ``"ranx"`` (``{query ID: {document ID: value}}``), ...
+
+    ``what`` is "run" or "dataset", for the message when no layout claims the document.
     """
     if not isinstance(doc, dict):
         return "trec-bridge"  # the format check says what a document must be
-    if "format" in doc and not isinstance(doc["format"], dict):  # a dict: ranx, with a query named "format"
-        return "trec-bridge"
-    bad = next((k for k, v in doc.items() if not isinstance(v, dict)), None)
-    if bad is None:
-        return "ranx"
+    for layout in JSON_LAYOUTS.values():
+        if layout.claims(doc):
+            return layout.name
+    bad = next(k for k, v in doc.items() if not isinstance(v, dict))
     from . import strict_json as sj  # jsonschema: imported only when JSON is read (TREC start-up stays light)
 
     raise InvalidInput("E_JSON_FORMAT", sj.msg_missing_format(FORMATS[what], found=(bad, doc[bad])), file=file,
@@ -53,19 +78,52 @@ def json_layout(doc: Any, file: str | None, what: str) -> str:
 FORMATS = {"run": "trec-bridge.run", "dataset": "trec-bridge.dataset"}
 
 
+def _own_run(doc: dict, file: str, chunks: bool) -> Run:
+    from . import strict_json as sj
+    from .json_run import document_to_run
+
+    sj.check_format(doc, FORMATS["run"], file)
+    return document_to_run(doc, file, allow_duplicates=chunks)
+
+
+def _own_dataset(doc: dict, file: str, threshold: int | None) -> Dataset:
+    from . import strict_json as sj
+    from .json_dataset import document_to_dataset
+
+    sj.check_format(doc, FORMATS["dataset"], file)
+    dataset = document_to_dataset(doc, file)
+    if threshold is not None:
+        dataset.threshold = threshold
+    return dataset
+
+
+def _ranx_run(doc: dict, file: str, chunks: bool) -> Run:
+    from .ranx_json import ranx_run_from_document
+
+    return ranx_run_from_document(doc, file)
+
+
+def _ranx_dataset(doc: dict, file: str, threshold: int | None) -> Dataset:
+    from .ranx_json import ranx_dataset_from_document
+
+    return ranx_dataset_from_document(doc, file, threshold=threshold)
+
+
+# a "format" key whose value is not an object names the document's format (a ranx query may be called "format")
+register_layout(JsonLayout("trec-bridge", lambda doc: "format" in doc and not isinstance(doc["format"], dict),
+                           _own_run, _own_dataset, lists_queries=True))
+register_layout(JsonLayout("ranx", lambda doc: all(isinstance(v, dict) for v in doc.values()),
+                           _ranx_run, _ranx_dataset))
+
+
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):
         from . import strict_json as sj
-        from .json_run import document_to_run
-        from .ranx_json import ranx_run_from_document
 
         file = str(path)
         doc = sj.read_json_file(path)
-        if json_layout(doc, file, "run") == "ranx":
-            return ranx_run_from_document(doc, file)
-        sj.check_format(doc, FORMATS["run"], file)
-        return document_to_run(doc, file, allow_duplicates=chunks)
+        return JSON_LAYOUTS[json_layout(doc, file, "run")].read_run(doc, file, chunks)
     from .trec_run import read_trec_run
 
     return read_trec_run(path, order=order)
@@ -75,20 +133,14 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
     """A JSON dataset, or TREC qrels whose query set is the qrels' queries or a query-ID file."""
     if is_json(path):
         from . import strict_json as sj
-        from .json_dataset import document_to_dataset
-        from .ranx_json import ranx_dataset_from_document
 
         file = str(path)
         doc = sj.read_json_file(path)
-        if json_layout(doc, file, "dataset") == "ranx":
-            return ranx_dataset_from_document(doc, file, threshold=threshold)
-        sj.check_format(doc, FORMATS["dataset"], file)
-        dataset = document_to_dataset(doc, file)
-        if queries_file is not None:
+        layout = JSON_LAYOUTS[json_layout(doc, file, "dataset")]
+        dataset = layout.read_dataset(doc, file, threshold)  # the document's own errors come first
+        if layout.lists_queries and queries_file is not None:
             raise InvalidInput("E_USAGE", "--queries applies to TREC qrels; a JSON dataset lists its own queries",
                                file=str(queries_file))
-        if threshold is not None:
-            dataset.threshold = threshold
         return dataset
     from .trec_qrels import read_trec_qrels
 

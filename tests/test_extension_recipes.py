@@ -151,3 +151,37 @@ def test_unregistering_leaves_the_package_as_shipped(toys):
     assert "toy_eval" not in references.names() and "toy_eval" not in POLICIES and "RelHits" not in FAMILIES
     assert PYTHON_SORT_ORDER not in next(a for a in AXES if a.field == "ordering").reasons
     assert references.names() == ["trec_eval", "pytrec_eval", "ir_measures"]
+
+
+def _toy_run(doc: dict, file: str, chunks: bool):
+    """The toy layout: {"toy_run": [[query, doc, score], ...]}."""
+    import polars as pl
+
+    from trec_bridge.model import RUN_SCHEMA, Run
+
+    rows, seen = [], {}
+    for q, d, s in doc["toy_run"]:  # ranked in list order, per query
+        seen[q] = seen.get(q, 0) + 1
+        rows.append((q, d, float(s), seen[q]))
+    return Run(pl.DataFrame(rows, schema=RUN_SCHEMA, orient="row"), queries=tuple(dict.fromkeys(q for q, *_ in rows)))
+
+
+@pytest.fixture
+def toy_layout():
+    from converters import detect
+
+    detect.register_layout(detect.JsonLayout("toy", lambda doc: "toy_run" in doc, _toy_run, None))
+    try:
+        yield
+    finally:
+        detect.JSON_LAYOUTS.pop("toy")
+
+
+def test_a_json_layout_registered_with_the_detector_is_read_by_score(toy_layout, tmp_path):
+    q, _ = files(tmp_path)
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"toy_run": [["q1", "b", 2.0], ["q1", "a", 1.0], ["q2", "y", 1.0]]}))
+    out = tmp_path / "report.json"
+    assert main(["score", q, str(run), "P@1", "--json", str(out)]) == 2  # q3 is missing: incomplete
+    # P@1: q1's top document is b (grade 0) -> 0; q2's is y -> 1; q3 missing -> 0, null (no relevant): (0 + 1) / 2
+    assert json.loads(out.read_text())["means"]["P@1"]["value"] == 0.5
