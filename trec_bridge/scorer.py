@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers the families)
+from . import memory_guard
 from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
@@ -27,13 +28,15 @@ from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryResult:
+    """One query's outcome; slots and the lazy mappings keep a million of them small."""
+
     query_id: str
     status: str  # ranked | empty | missing | failed
     relevant: int  # relevant judged documents at the dataset threshold
     retrieved: int
-    values: dict[str, float | None]
+    values: Mapping[str, float | None]  # read from the measure columns (see _QueryValues)
     exact: Mapping[str, Fraction | None]  # computed on first read (see _LazyExact)
     reason: str | None = None  # for failed queries
     answerable: bool | None = None
@@ -141,6 +144,7 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     checks = RunChecks(dataset, base_set, policy)
     run = RunSummary()
     for part in parts:
+        memory_guard.check_queries(universe.height + len(run.queries) + len(part.queries), len(measures), part.source)
         checks.add(part)
         if policy.duplicates == "last_wins":
             part = keep_last_repeat(part)
@@ -175,8 +179,7 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     for i, qid in enumerate(index_ids):
         status, reason = statuses[qid]
         q = by_id.get(qid)
-        results.append(QueryResult(qid, status, relevant_at_threshold[i], retrieved[i],
-                                   {name: column[i] for name, column in columns.items()},
+        results.append(QueryResult(qid, status, relevant_at_threshold[i], retrieved[i], _QueryValues(columns, i),
                                    _LazyExact(per_measure, i), reason, q.answerable if q else None,
                                    q.tags if q else ()))
 
@@ -283,6 +286,27 @@ class _MeasureValues:
             exact = self.values.terms.total(self.counted) / eligible
             return MeanResult(float(exact), exact, eligible)
         return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
+
+
+class _QueryValues(Mapping):
+    """A query's float values by measure name, read from the per-measure columns (no dict per query)."""
+
+    __slots__ = ("_columns", "_i")
+
+    def __init__(self, columns: dict[str, list[float | None]], i: int):
+        self._columns, self._i = columns, i
+
+    def __getitem__(self, name: str) -> float | None:
+        return self._columns[name][self._i]
+
+    def __iter__(self):
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 class _LazyExact(Mapping):
