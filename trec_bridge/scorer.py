@@ -8,7 +8,7 @@ are kept for the rational measures.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
@@ -54,7 +54,7 @@ class MeanResult:
 class ScoreResult:
     policy: Policy
     measures: list[Measure]
-    queries: list[QueryResult]
+    queries: Sequence[QueryResult]  # QueryResults from the scorer: made when read
     means: dict[str, MeanResult]
     query_source: str
     split: str | None
@@ -73,6 +73,8 @@ class ScoreResult:
         return self.protocol()
 
     def by_status(self, status: str) -> list[str]:
+        if isinstance(self.queries, QueryResults):
+            return self.queries.with_status(status)
         return [q.query_id for q in self.queries if q.status == status]
 
     @property
@@ -81,10 +83,14 @@ class ScoreResult:
 
     @property
     def failed(self) -> dict[str, str]:
+        if isinstance(self.queries, QueryResults):
+            return {q: self.queries._statuses.reasons.get(q) or "" for q in self.queries.with_status("failed")}
         return {q.query_id: q.reason or "" for q in self.queries if q.status == "failed"}
 
     @property
     def no_relevant(self) -> list[str]:
+        if isinstance(self.queries, QueryResults):
+            return self.queries.without_relevant()
         return [q.query_id for q in self.queries if q.relevant == 0]
 
     @property
@@ -153,7 +159,7 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         run.add(part)
     unjudged = checks.finish()
     index_ids = _index_queries(policy, base_set, run, dataset)
-    statuses = _statuses(index_ids, run)
+    statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: builder.finish(index) for o, builder in builders.items()}
 
@@ -170,18 +176,8 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
-    relevant_at_threshold = any_ranking.relevant_count(dataset.threshold).tolist()
-    retrieved = any_ranking.lengths().tolist()
-    by_id = {q.query_id: q for q in dataset.queries}
-    columns = {name: mv.floats() for name, mv in per_measure.items()}
-
-    results: list[QueryResult] = []
-    for i, qid in enumerate(index_ids):
-        status, reason = statuses[qid]
-        q = by_id.get(qid)
-        results.append(QueryResult(qid, status, relevant_at_threshold[i], retrieved[i], _QueryValues(columns, i),
-                                   _LazyExact(per_measure, i), reason, q.answerable if q else None,
-                                   q.tags if q else ()))
+    results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
+                           any_ranking.lengths(), per_measure, dataset.queries)
 
     means = {str(m): per_measure[str(m)].mean() for m in measures}
     return ScoreResult(
@@ -227,20 +223,71 @@ def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset
     return [q for q in judged if q in in_run]
 
 
-def _statuses(index_ids: list[str], run: RunSummary) -> dict[str, tuple[str, str | None]]:
-    ranked = set(run.ranked_queries())
-    recorded = set(run.queries)
-    out = {}
-    for q in index_ids:
-        if q in run.failures:
-            out[q] = ("failed", run.failures[q])
-        elif q in ranked:
-            out[q] = ("ranked", None)
-        elif q in recorded:
-            out[q] = ("empty", None)
-        else:
-            out[q] = ("missing", None)
-    return out
+STATUSES = ("failed", "ranked", "empty", "missing")  # the first that applies names a query's status
+
+
+@dataclass
+class _Statuses:
+    """Each index query's status as a code into STATUSES, found with vectorised membership tests."""
+
+    codes: np.ndarray  # int8 per query
+    reasons: dict[str, str]  # of the failed queries
+
+    @classmethod
+    def of(cls, index_ids: list[str], run: RunSummary) -> "_Statuses":
+        ids = pl.Series(index_ids, dtype=pl.String)
+        codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
+        for name, members in (("empty", run.queries), ("ranked", run.ranked_queries()), ("failed", run.failures)):
+            if members:
+                codes[ids.is_in(list(members)).to_numpy()] = STATUSES.index(name)
+        return cls(codes, run.failures)
+
+
+class QueryResults(Sequence):
+    """The per-query results, made one ``QueryResult`` at a time when read.
+
+    A million queries then cost their columns, not a million objects; the
+    questions asked of every query (by status, without relevant documents)
+    are answered from the columns.
+    """
+
+    def __init__(self, index_ids: list[str], statuses: _Statuses, relevant: np.ndarray, retrieved: np.ndarray,
+                 per_measure: dict[str, "_MeasureValues"], queries: Iterable):
+        self._ids, self._statuses = index_ids, statuses
+        self._relevant, self._retrieved = relevant, retrieved
+        self._per_measure = per_measure
+        self._columns = {name: mv.floats() for name, mv in per_measure.items()}
+        self._extra = {q.query_id: q for q in queries if q.answerable is not None or q.tags}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self._ids)
+        qid = self._ids[i]  # raises IndexError past the end, as iteration expects
+        status = STATUSES[self._statuses.codes[i]]
+        q = self._extra.get(qid)
+        return QueryResult(qid, status, int(self._relevant[i]), int(self._retrieved[i]),
+                           _QueryValues(self._columns, i), _LazyExact(self._per_measure, i),
+                           self._statuses.reasons.get(qid) if status == "failed" else None,
+                           q.answerable if q else None, q.tags if q else ())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None
+
+    def ids_where(self, mask: np.ndarray) -> list[str]:
+        return [self._ids[i] for i in np.flatnonzero(mask).tolist()]
+
+    def with_status(self, status: str) -> list[str]:
+        return self.ids_where(self._statuses.codes == STATUSES.index(status))
+
+    def without_relevant(self) -> list[str]:
+        return self.ids_where(self._relevant == 0)
 
 
 def _context(m: Measure, rel: int, policy: Policy) -> MeasureContext:
