@@ -23,7 +23,7 @@ from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
 from .measures.base import FAMILIES, Measure, MeasureContext, Values
-from .model import ChunkMap, Dataset, QueryOrder, Run
+from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
 
@@ -195,7 +195,7 @@ class RunSummary:
     queries: list[str] = field(default_factory=list)  # recorded (ranked or explicitly empty)
     ranked: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
-    order: list[QueryOrder] | None = None
+    order: list[Sequence[QueryOrder]] | None = None  # each part's
     order_source: str = "list"
 
     def add(self, part: Run) -> None:
@@ -204,7 +204,7 @@ class RunSummary:
         self.failures.update(part.failures)
         self.order_source = part.order_source
         if part.order is not None:
-            self.order = (self.order or []) + list(part.order)
+            self.order = (self.order or []) + [part.order]
 
     def ranked_queries(self) -> list[str]:
         return self.ranked
@@ -394,9 +394,15 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
 def _order_summary(run: RunSummary) -> dict | None:
     if run.order is None:
         return None
-    return {
-        "source": run.order_source,
-        "tied_rows": sum(o.ties_broken for o in run.order),
-        "queries_with_ties": [o.query_id for o in run.order if o.ties_broken],
-        "rank_column_disagrees": [o.query_id for o in run.order if o.rank_disagrees],
-    }
+    tied, with_ties, disagree = 0, [], []
+    for orders in run.order:
+        if isinstance(orders, QueryOrders):
+            tied += orders.tied_rows()
+            with_ties += orders.with_ties()
+            disagree += orders.disagreeing()
+        else:
+            tied += sum(o.ties_broken for o in orders)
+            with_ties += [o.query_id for o in orders if o.ties_broken]
+            disagree += [o.query_id for o in orders if o.rank_disagrees]
+    return {"source": run.order_source, "tied_rows": tied, "queries_with_ties": with_ties,
+            "rank_column_disagrees": disagree}
