@@ -161,7 +161,7 @@ class Run:
         return [q for q in self.queries if q not in ranked]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     query_id: str
     text: str | None = None

@@ -256,7 +256,6 @@ class QueryResults(Sequence):
         self._ids, self._statuses = index_ids, statuses
         self._relevant, self._retrieved = relevant, retrieved
         self._per_measure = per_measure
-        self._columns = {name: mv.floats() for name, mv in per_measure.items()}
         self._extra = {q.query_id: q for q in queries if q.answerable is not None or q.tags}
 
     def __len__(self) -> int:
@@ -271,7 +270,7 @@ class QueryResults(Sequence):
         status = STATUSES[self._statuses.codes[i]]
         q = self._extra.get(qid)
         return QueryResult(qid, status, int(self._relevant[i]), int(self._retrieved[i]),
-                           _QueryValues(self._columns, i), _LazyExact(self._per_measure, i),
+                           _QueryValues(self._per_measure, i), _LazyExact(self._per_measure, i),
                            self._statuses.reasons.get(qid) if status == "failed" else None,
                            q.answerable if q else None, q.tags if q else ())
 
@@ -322,8 +321,8 @@ class _MeasureValues:
     rounded: np.ndarray
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
 
-    def floats(self) -> list[float | None]:
-        return [v if c else None for v, c in zip(self.rounded.tolist(), self.counted.tolist())]
+    def value(self, i: int) -> float | None:
+        return float(self.rounded[i]) if self.counted[i] else None
 
     def mean(self) -> MeanResult:
         eligible = int(self.counted.sum())
@@ -336,21 +335,21 @@ class _MeasureValues:
 
 
 class _QueryValues(Mapping):
-    """A query's float values by measure name, read from the per-measure columns (no dict per query)."""
+    """A query's float values by measure name, read from the per-measure arrays (no dict or list per query)."""
 
-    __slots__ = ("_columns", "_i")
+    __slots__ = ("_measures", "_i")
 
-    def __init__(self, columns: dict[str, list[float | None]], i: int):
-        self._columns, self._i = columns, i
+    def __init__(self, measures: dict[str, _MeasureValues], i: int):
+        self._measures, self._i = measures, i
 
     def __getitem__(self, name: str) -> float | None:
-        return self._columns[name][self._i]
+        return self._measures[name].value(self._i)
 
     def __iter__(self):
-        return iter(self._columns)
+        return iter(self._measures)
 
     def __len__(self) -> int:
-        return len(self._columns)
+        return len(self._measures)
 
     def __repr__(self) -> str:
         return repr(dict(self))
