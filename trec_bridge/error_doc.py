@@ -85,6 +85,16 @@ counted as it is decompressed, every member, in blocks of at most 16 MiB, and
 refused as soon as what came out would not fit ("at least N MiB: refused after
 decompressing that much").
 
+Some state is kept per query whatever the bytes (query lists, orderings,
+results, the JSON report): 200,000 one-document queries needed several times
+their files' estimate. So the scorer also checks, as run parts arrive, about
+2 KiB per query plus 768 bytes per query and measure
+(`memory_guard.check_queries`), and stops with `E_TOO_LARGE` before the
+queries outgrow the limit. `tests/test_memory_bound.py` checks that the peak
+stays within the estimates on adversarial shapes (many one-document queries,
+many measures, a JSON report of many queries, a line of a million fields,
+1,000-character IDs).
+
 It is compared with the tightest limit in force: `TREC_BRIDGE_MEMORY_LIMIT`
 (a size such as `512M` or `2G`, against the resident memory in use: a cap of
 your own, also how the tests make small inputs "too large"), `RLIMIT_AS` (`ulimit -v`,

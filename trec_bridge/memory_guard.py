@@ -30,6 +30,11 @@ of 64 MiB and thread stacks), RLIMIT_DATA (VmData), the cgroup's memory.max
 MemAvailable.  Only Linux's /proc and /sys are read, once per file: a few
 small reads, no allocation proportional to the file.
 
+Per-query state (``check_queries``) is checked by the scorer as queries
+arrive: ``PER_QUERY + PER_VALUE x measures`` bytes per query.
+tests/test_memory_bound.py holds the peak to these estimates on adversarial
+shapes.
+
 ``TREC_BRIDGE_MEMORY_GUARD=off`` turns the check off (for measurements).
 """
 from __future__ import annotations
