@@ -142,3 +142,16 @@ def test_json_report_of_many_queries_stays_within_the_estimate(n, tmp_path):
     peak, promise, p = _peak_and_promise(["score", str(qrels), str(run), MANY, "--json", str(tmp_path / "r.json")])
     assert p.returncode == 0, p.stderr
     assert peak <= promise, f"peak {peak / MiB:.0f} MiB > estimate {promise / MiB:.0f} MiB"
+
+
+def test_index_lookup_settles_hash_collisions_exactly(monkeypatch):
+    """The query lookup trusts a 64-bit hash only once the strings agree; a collision falls back to a join."""
+    import polars as pl
+
+    from trec_bridge.ranking import _IndexLookup, query_index
+
+    lookup = _IndexLookup(query_index(["a", "b", "c"]))
+    assert lookup(["c", "x", "a", "b"]).tolist() == [2, -1, 0, 1]
+    monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))
+    colliding = _IndexLookup(query_index(["a", "b", "c"]))  # every ID hashes alike
+    assert colliding(["b", "c", "zz", "a"]).tolist() == [1, 2, -1, 0]

@@ -147,7 +147,7 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
     orderings = list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
     builders = {o: RankingBuilder(dataset.qrels.frame, universe, o) for o in orderings}
-    checks = RunChecks(dataset, base_set, policy)
+    checks = RunChecks(dataset, in_base, policy)
     run = RunSummary()
     for part in parts:
         memory_guard.check_queries(universe.height + len(run.queries) + len(part.queries), len(measures), part.source)
@@ -157,11 +157,13 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         for builder in builders.values():
             builder.add(part)
         run.add(part)
+    part = None  # the last part's frame is not needed any more
     unjudged = checks.finish()
     index_ids = _index_queries(policy, base_set, run, dataset)
     statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: builder.finish(index) for o, builder in builders.items()}
+    del checks, builders, in_base  # their per-query sets are done with before the kernels' peak
 
     per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
