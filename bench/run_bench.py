@@ -87,7 +87,8 @@ KNOWN_SHA256 = {
 class WorkloadSpec:
     name: str
     shape: str
-    kind: str  # "gen": gen.py's own workload; "small": a small msmarco/dl19-like one made with gen.py's functions
+    kind: str  # "gen": gen.py's own workload; "small": a small msmarco/dl19-like one made with gen.py's functions;
+    # "tiny": many queries of 1-10 documents, made by _generate_tiny (gen.py has no such shape)
     small: dict | None = None
 
 
@@ -96,6 +97,12 @@ WORKLOADS = {
     "W1d": WorkloadSpec("W1d", "W1 with 1% queries missing and score ties", "gen"),
     "W2": WorkloadSpec("W2", "43 q × 1,000 docs, graded 0-3 qrels", "gen"),
     "W3": WorkloadSpec("W3", "50,000 q × 1,000 docs (50M lines, 1.9 GB)", "gen"),
+    # issue 14 item 7: per-query cost, not bytes; trec_eval's time grows with the square of the query count
+    # (100k queries: ~200 s), so its ratio is measured on W4s and W4 is run without it (--tools score,score-te)
+    "W4": WorkloadSpec("W4", "1,000,000 q × 1-10 docs (5.5M lines), one relevant per query", "tiny",
+                       {"nq": 1_000_000, "seed": 20261201}),
+    "W4s": WorkloadSpec("W4s", "100,000 q × 1-10 docs (0.55M lines), one relevant per query", "tiny",
+                        {"nq": 100_000, "seed": 20261202}),
     # --quick: the same generators, a few hundred queries
     "Q1": WorkloadSpec("Q1", "100 q × 1,000 docs, W1-like binary qrels", "small",
                        {"fn": "msmarco", "nq": 100, "seed": 7000}),
@@ -127,7 +134,10 @@ def ensure_workload(spec: WorkloadSpec, work: Path, gen_path: Path | None) -> tu
     tmp = Path(tempfile.mkdtemp(prefix=f".gen-{spec.name}-", dir=work))
     t0 = time.perf_counter()
     try:
-        if gen_path is not None and spec.kind == "gen":
+        if spec.kind == "tiny":
+            _generate_tiny(tmp, spec.name, spec.small["nq"], spec.small["seed"])
+            how = f"run_bench.py _generate_tiny, {spec.small['nq']:,} queries"
+        elif gen_path is not None and spec.kind == "gen":
             log(f"generating {spec.name} with {gen_path} (W1: ~15 s, W3: a few minutes) ...")
             subprocess.run([sys.executable, str(gen_path), "--out", str(tmp), spec.name], check=True)
             how = f"gen.py {spec.name}"
@@ -150,6 +160,31 @@ def ensure_workload(spec: WorkloadSpec, work: Path, gen_path: Path | None) -> tu
         shutil.rmtree(tmp, ignore_errors=True)
     log(f"{spec.name}: generated in {time.perf_counter() - t0:.1f}s")
     return qrels, run, how
+
+
+def _generate_tiny(out: Path, name: str, nq: int, seed: int) -> None:
+    """``nq`` queries of 1-10 documents each (uniform), numeric IDs, strictly decreasing scores; one relevant
+    document per query, retrieved for 70% of the queries (the others' relevant document is not in the run)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    k = rng.integers(1, 11, size=nq)
+    qids = np.arange(1, nq + 1)
+    starts = np.cumsum(k) - k
+    n = int(k.sum())
+    rank = np.arange(n) - np.repeat(starts, k) + 1
+    docs = rng.integers(0, 8_841_823, size=n) * 16 + rank  # distinct within a query
+    q_of = np.repeat(qids, k)
+    step = 500_000
+    with open(out / f"{name}.run", "w", buffering=1 << 22) as fh:
+        for at in range(0, n, step):
+            sl = slice(at, at + step)
+            fh.write("".join(f"{q} Q0 {d} {r} {1000 - r}.000000 tiny\n"
+                             for q, d, r in zip(q_of[sl].tolist(), docs[sl].tolist(), rank[sl].tolist())))
+    pick = starts + (rng.random(nq) * k).astype(np.int64)
+    rel = np.where(rng.random(nq) < 0.7, docs[pick], rng.integers(0, 8_841_823, size=nq) * 16)
+    with open(out / f"{name}.qrels", "w") as fh:
+        fh.write("".join(f"{q} 0 {d} 1\n" for q, d in zip(qids.tolist(), rel.tolist())))
 
 
 def _fallback_generate(spec: WorkloadSpec, out: Path) -> None:
@@ -569,6 +604,10 @@ TARGETS = {
     ("W2", "score-te"): Target(ratio=1.0),
     ("W3", "score"): Target(ratio=0.25, rss_gib=3.0),
     ("W3", "score-te"): Target(ratio=0.25, rss_gib=3.0),
+    ("W4", "score"): Target(ratio=0.25, rss_gib=1.0),
+    ("W4", "score-te"): Target(ratio=0.25, rss_gib=1.0),
+    ("W4s", "score"): Target(ratio=0.25, rss_gib=1.0),
+    ("W4s", "score-te"): Target(ratio=0.25, rss_gib=1.0),
 }
 
 

@@ -231,7 +231,15 @@ def _schema(fields: list[Field], typed: bool) -> dict:
 
 
 def parse_typed(raw: bytes, fields: list[Field], separator: str) -> pl.DataFrame | None:
-    """polars' multi-threaded parse into typed columns; None when the parser complains (take the exact path)."""
+    """polars' multi-threaded parse into typed columns; None when the parser complains (take the exact path).
+
+    polars sizes its work by the first line: a first line of millions of
+    fields took gigabytes before failing, so a first line without exactly
+    one separator between fields goes straight to the exact path.
+    """
+    end = raw.find(b"\n")
+    if raw.count(separator.encode(), 0, end if end >= 0 else len(raw)) != len(fields) - 1:
+        return None
     try:
         return pl.read_csv(raw, separator=separator, has_header=False, quote_char=None,
                            schema=_schema(fields, typed=True), infer_schema=False)

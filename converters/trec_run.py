@@ -26,7 +26,7 @@ from trec_bridge import files, memory_guard
 from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import read_input_bytes, sha256_bytes
 from trec_bridge.outputs import write_files
-from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrder, Run
+from trec_bridge.model import RUN_SCHEMA, QueryNotContiguous, QueryOrders, Run
 from trec_bridge.progress import progress
 from trec_bridge.ranking import pair_keys, pair_keys_of_blocks, positions
 from trec_bridge.messages import quote
@@ -366,7 +366,7 @@ def _tags(tag: pl.Series) -> tuple[str, dict]:
 class OrderedRows(NamedTuple):
     frame: pl.DataFrame  # RUN_SCHEMA, grouped by query, rank = position 1..n
     queries: tuple[str, ...]  # in first-appearance order (= the frame's group order)
-    orders: tuple[QueryOrder, ...]
+    orders: QueryOrders
     starts: np.ndarray  # first row of each query's group in ``frame``
     keys: np.ndarray  # ranking.pair_keys of the rows of ``frame`` (computed for the duplicate check)
 
@@ -444,7 +444,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
         "rank": positions(starts, n),
     }, schema=RUN_SCHEMA)
     qlist = tuple(queries.to_list())
-    orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
+    orders = QueryOrders(qlist, ties, disagree)
     return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
 
 

@@ -170,16 +170,85 @@ def test_endless_device_is_refused_as_it_grows(monkeypatch):
     assert exc.value.code == "E_TOO_LARGE" and exc.value.where.file == "/dev/zero"
 
 
-def test_gzip_estimate_uses_the_trailer_but_stays_bounded(tmp_path):
-    data = b"q1 Q0 d1 1 1.0 r\n" * 100_000
-    gz = tmp_path / "run.gz"
-    gz.write_bytes(gzip.compress(data))
-    with open(gz, "rb") as fh:
-        assert memory_guard.gzip_size(fh, gz.stat().st_size) == len(data)
-    truncated = tmp_path / "cut.gz"
-    truncated.write_bytes(gzip.compress(data)[:100])  # the "trailer" is garbage now
-    with open(truncated, "rb") as fh:
-        assert memory_guard.gzip_size(fh, 100) <= 100 * memory_guard.MAX_DEFLATE_RATIO
+def _gzip_bomb(folder: Path, big_mib: int = 64) -> Path:
+    """A multi-member gzip: a first member of ``big_mib`` MiB, then a last member whose trailer says
+    a few hundred KB (more than the whole compressed file, so no trailer check can tell it wrapped)."""
+    line = b"q1 Q0 d1 1 1.0 r\n"
+    big = gzip.compress(line * (big_mib * MiB // len(line)), 9)
+    last = gzip.compress(b"q2 Q0 d2 1 1.0 r\n" * (2 * len(big) // len(line) + 1), 9)
+    path = folder / "bomb.run.gz"
+    path.write_bytes(big + last)
+    assert int.from_bytes(last[-4:], "little") > path.stat().st_size  # the trailer looks plausible
+    return path
+
+
+def test_multi_member_gzip_bomb_is_refused_while_decompressing(tmp_path, monkeypatch):
+    """The guard counts what comes out of the gzip stream, not what its last trailer claims."""
+    bomb = _gzip_bomb(tmp_path)
+    _tight(monkeypatch, 150 * MiB)  # 64 MiB of TREC run needs 64 + 640 MiB
+    with pytest.raises(InvalidInput) as exc:
+        files.read_input_bytes(bomb)
+    assert exc.value.code == "E_TOO_LARGE" and exc.value.where.file == str(bomb)
+    assert "at least" in exc.value.message and "decompressing" in exc.value.message
+
+
+def test_gzip_trailer_that_lies_is_not_trusted(tmp_path, monkeypatch):
+    """ISIZE is the size mod 2**32 and may be anything: a trailer claiming 10 bytes hides nothing, one claiming
+    4 GiB refuses nothing that fits; a lying trailer is then reported as corrupt."""
+    data = b"q1 Q0 d1 1 1.0 r\n" * (40 * MiB // 17)
+    good = gzip.compress(data, 9)
+    small_lie = tmp_path / "small.gz"
+    small_lie.write_bytes(good[:-4] + (10).to_bytes(4, "little"))
+    _tight(monkeypatch, 200 * MiB)  # 40 MiB needs 64 + 400 MiB
+    with pytest.raises(InvalidInput) as exc:
+        files.read_input_bytes(small_lie)
+    assert exc.value.code == "E_TOO_LARGE"
+    big_lie = tmp_path / "big.gz"
+    big_lie.write_bytes(good[:-4] + (0xFFFFFFFF).to_bytes(4, "little"))
+    _tight(monkeypatch, 600 * MiB)
+    with pytest.raises(InvalidInput) as exc:
+        files.read_input_bytes(big_lie)
+    assert exc.value.code == "E_GZIP_CORRUPT"  # decompressed in full (it fits), then its length check fails
+
+
+def test_multi_member_gzip_within_the_limit_reads_every_member(tmp_path):
+    parts = [b"q1 Q0 d1 1 2.0 r\n", b"q1 Q0 d2 2 1.0 r\n" * 3, b"", b"q2 Q0 d3 1 1.0 r\n"]
+    gz = tmp_path / "multi.gz"
+    gz.write_bytes(b"".join(gzip.compress(p) for p in parts))
+    assert files.read_input_bytes(gz) == b"".join(parts)
+    assert files.sha256_file(gz) == __import__("hashlib").sha256(gz.read_bytes()).hexdigest()
+    gz.write_bytes(gz.read_bytes()[:-3])
+    with pytest.raises(InvalidInput) as exc:
+        files.read_input_bytes(gz)
+    assert exc.value.code == "E_GZIP_CORRUPT"
+
+
+def test_cli_refuses_gzip_bomb_under_the_memory_limit_setting(tmp_path):
+    """``TREC_BRIDGE_MEMORY_LIMIT`` caps the memory the tool may use; the bomb ends in one E_TOO_LARGE line."""
+    bomb = _gzip_bomb(tmp_path)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    p = subprocess.run([sys.executable, "-m", "trec_bridge.cli.main", "score", str(qrels), str(bomb), "P@1"],
+                       capture_output=True, text=True, env={**ENV, "TREC_BRIDGE_MEMORY_LIMIT": "300M"}, timeout=120)
+    _assert_refused_or_done(p, [bomb], "TREC_BRIDGE_MEMORY_LIMIT")
+    assert p.returncode == 1
+
+
+@pytest.mark.parametrize("text, size", [("1048576", MiB), ("512M", 512 * MiB), ("2G", 2 << 30), ("1.5GiB", 3 << 29),
+                                        ("300mb", 300 * MiB)])
+def test_memory_limit_setting_sizes(text, size):
+    assert memory_guard.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1G", "0", "12X"])
+def test_memory_limit_setting_rejects_what_is_not_a_size(text, monkeypatch):
+    monkeypatch.setenv("TREC_BRIDGE_MEMORY_LIMIT", text)
+    if text:
+        with pytest.raises(Exception) as exc:
+            memory_guard.limits()
+        assert exc.value.code == "E_USAGE" and "TREC_BRIDGE_MEMORY_LIMIT" in exc.value.message
+    else:
+        assert all(lim.name != "TREC_BRIDGE_MEMORY_LIMIT" for lim in memory_guard.limits())
 
 
 def test_sniffing_the_kind_of_file():

@@ -59,7 +59,7 @@ Before reading an input file, `read_input_bytes` (trec_bridge/files.py) asks
 outside Python, and a failed allocation there aborts the process (a Rust
 allocation failure is SIGABRT; under a container limit the kernel's OOM killer
 sends SIGKILL), which no `except` can turn into a message. The estimate is
-`64 MiB + ratio x size` (for gzip the uncompressed size from the trailer), with
+`64 MiB + ratio x size` (size uncompressed), with
 ratios of peak resident memory of a whole `score` command to the file's size,
 measured with polars 2.1 / numpy 2.4 on generated files of 0.1-140 MB:
 
@@ -78,7 +78,26 @@ traceback (a lazily imported extension module could not be mapped) or with a
 range gives `E_TOO_LARGE` and exit 1 (tests/test_memory.py checks limits a few
 hundred MiB below the measured need).
 
-It is compared with the tightest limit in force: `RLIMIT_AS` (`ulimit -v`,
+A gzip file's size is not taken from its trailer (ISIZE is the *last member's*
+size modulo 2^32, and can lie: a 1.5 MB file whose tiny last member hides a
+600 MiB first member passed that check and then aborted): its content is
+counted as it is decompressed, every member, in blocks of at most 16 MiB, and
+refused as soon as what came out would not fit ("at least N MiB: refused after
+decompressing that much").
+
+Some state is kept per query whatever the bytes (query lists, orderings,
+results, the JSON report): 200,000 one-document queries needed several times
+their files' estimate. So the scorer also checks, as run parts arrive, about
+2 KiB per query plus 768 bytes per query and measure
+(`memory_guard.check_queries`), and stops with `E_TOO_LARGE` before the
+queries outgrow the limit. `tests/test_memory_bound.py` checks that the peak
+stays within the estimates on adversarial shapes (many one-document queries,
+many measures, a JSON report of many queries, a line of a million fields,
+1,000-character IDs).
+
+It is compared with the tightest limit in force: `TREC_BRIDGE_MEMORY_LIMIT`
+(a size such as `512M` or `2G`, against the resident memory in use: a cap of
+your own, also how the tests make small inputs "too large"), `RLIMIT_AS` (`ulimit -v`,
 against the address space in use, plus about 650 MiB on a 2-core machine that
 polars' thread pool reserves when it starts: one 64 MiB glibc malloc arena and
 one stack per thread), `RLIMIT_DATA` (`ulimit -d`), the cgroup's `memory.max`

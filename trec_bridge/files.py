@@ -19,11 +19,11 @@ from . import memory_guard
 from .errors import InvalidInput
 from .outputs import atomic_write  # noqa: F401 - re-exported
 from .progress import progress
-from .messages import quote
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
-_BLOCK = 1 << 24  # pipes and devices are read in blocks of 16 MiB
+_BLOCK = 1 << 24  # pipes and devices are read in blocks of 16 MiB, gzip content comes out in such blocks
+_GZ_READ = 1 << 20  # compressed bytes read at a time
 
 
 def _gunzip_head(head: bytes) -> bytes:
@@ -38,7 +38,8 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
     """The file's content, gunzipped when it starts with the gzip magic.
 
     Before reading a regular file, ``memory_guard.check_input`` refuses one
-    that would not fit in the memory the process may use (E_TOO_LARGE).
+    that would not fit in the memory the process may use (E_TOO_LARGE); the
+    content of a gzip file, a pipe or a device is checked as it comes.
     """
     p = Path(path)
     name = str(path)
@@ -54,32 +55,70 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
         with open(p, "rb") as fh:
             head = fh.read(_HEAD)
             info = os.fstat(fh.fileno())
+            if head[:2] == GZIP_MAGIC:
+                return _gunzip_guarded(fh, head, p, info)
             if stat.S_ISREG(info.st_mode):
-                size, plain = info.st_size, head
-                if head[:2] == GZIP_MAGIC:
-                    size = memory_guard.gzip_size(fh, size)
-                    plain = _gunzip_head(head)
-                memory_guard.check_input(name, size, plain)
+                memory_guard.check_input(name, info.st_size, head)
                 fh.seek(0)
                 with progress(f"reading {name}"):
                     raw = fh.read()
                 if len(raw) >= _BACKGROUND_DIGEST:
                     _digest_in_background(p, info, raw)
             else:  # a pipe or a device has no size: check as it grows (/dev/zero must not eat the memory)
+                guard = memory_guard.Guard(name, head)
                 blocks, total = [head], len(head)
                 while block := fh.read(_BLOCK):
                     blocks.append(block)
                     total += len(block)
-                    memory_guard.check_input(name, total, head)
+                    guard.check(total, held=total - len(block))
                 raw = b"".join(blocks)
     except OSError as exc:
         raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
-    if raw[:2] == GZIP_MAGIC:
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InvalidInput("E_GZIP_CORRUPT", f"gzip data is truncated or corrupt ({exc})", file=name) from None
     return raw
+
+
+def _gunzip_guarded(fh, head: bytes, path: Path, info: os.stat_result) -> bytes:
+    """The decompressed content of every gzip member, counted as it comes out and refused at the memory limit.
+
+    The ISIZE trailer is not trusted: it is the last member's size only (an
+    earlier member may hide gigabytes), modulo 2**32, and a file may lie.  So
+    the guard checks the bytes actually produced, block by block, and no
+    block is larger than ``_BLOCK``.
+    """
+    name = str(path)
+    guard = memory_guard.Guard(name, _gunzip_head(head), streamed=True)
+    digest = hashlib.sha256(head)
+    blocks: list[bytes] = []
+    total = 0
+    inflate, started = zlib.decompressobj(wbits=31), False  # one per member
+    data = head
+    with progress(f"reading {name}"):
+        while True:
+            if not data:
+                data = fh.read(_GZ_READ)
+                if not data:
+                    break
+                digest.update(data)
+            try:
+                out = inflate.decompress(data, _BLOCK)
+            except zlib.error as exc:
+                raise InvalidInput("E_GZIP_CORRUPT", f"gzip data is truncated or corrupt ({exc})", file=name) from None
+            started = True
+            if out:
+                blocks.append(out)
+                total += len(out)
+                guard.check(total, held=total - len(out))
+            if inflate.eof:  # the member ended: the bytes after it begin the next member
+                data = inflate.unused_data
+                inflate, started = zlib.decompressobj(wbits=31), False
+            else:
+                data = inflate.unconsumed_tail
+    if started:
+        raise InvalidInput("E_GZIP_CORRUPT", "gzip data is truncated or corrupt (the last member ends early)",
+                           file=name)
+    if stat.S_ISREG(info.st_mode):
+        remember_digest(path, info, digest.hexdigest())
+    return b"".join(blocks)
 
 
 def head_bytes(path: str | os.PathLike, n: int = 4096) -> bytes:

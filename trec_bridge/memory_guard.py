@@ -8,8 +8,11 @@ it is read: ``check_input`` estimates the memory the command will need for a
 file from its size and kind, compares it with the tightest limit in force and
 raises ``E_TOO_LARGE`` naming the file, its size, the estimate and the limit.
 
-The estimate is ``fixed + ratio x size`` (size uncompressed; for gzip the
-ISIZE trailer).  The ratios are the peak resident memory of a whole ``score``
+The estimate is ``fixed + ratio x size`` (size uncompressed).  A gzip file's
+trailer is not trusted for that size (it holds the size mod 2**32 of the last
+member only, and may lie): its content is counted as it is decompressed, and
+``Guard.check`` refuses it as soon as what has come out would not fit.  The
+ratios are the peak resident memory of a whole ``score``
 command per byte of the file, measured with polars 2.1 / numpy 2.4 (see
 docs/errors.md "Memory"), rounded up:
 
@@ -18,23 +21,31 @@ docs/errors.md "Memory"), rounded up:
 * JSON dataset or run    15.6-17 x ->  20 (Python objects per entry)
 * anything else          (chunk map 12.7 x, query file 6.9 x: Python lists) -> 16
 
-The limits, tightest first: RLIMIT_AS (compared with the address space in use,
+The limits, tightest first: ``TREC_BRIDGE_MEMORY_LIMIT`` (a size such as
+``512M`` or ``2G``, against the resident memory in use: a user's own cap, and
+the way tests make a small input "too large"), RLIMIT_AS (compared with the address space in use,
 VmSize, plus what polars' thread pool reserves when it starts: glibc arenas
 of 64 MiB and thread stacks), RLIMIT_DATA (VmData), the cgroup's memory.max
 (v2) or memory.limit_in_bytes (v1) minus its working set, and otherwise
 MemAvailable.  Only Linux's /proc and /sys are read, once per file: a few
 small reads, no allocation proportional to the file.
 
+Per-query state (``check_queries``) is checked by the scorer as queries
+arrive: ``PER_QUERY + PER_VALUE x measures`` bytes per query.
+tests/test_memory_bound.py holds the peak to these estimates on adversarial
+shapes.
+
 ``TREC_BRIDGE_MEMORY_GUARD=off`` turns the check off (for measurements).
 """
 from __future__ import annotations
 
 import os
+import re
 import resource
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InvalidInput
+from .errors import InvalidInput, UsageError
 
 MiB = 1 << 20
 FIXED = 64 * MiB  # imports, report building, interpreter slack
@@ -58,17 +69,64 @@ class Limit:
         return self.limit - self.used - self.reserve
 
 
-def check_input(name: str, size: int, head: bytes) -> None:
-    """Raise E_TOO_LARGE when a file of ``size`` bytes (uncompressed) starting with ``head`` cannot fit."""
+PER_QUERY = 2 * 1024  # bytes per query of the state kept for every query until the report (see check_queries)
+PER_VALUE = 768  # bytes per (query, measure): the value, its exact fraction and its cell in a JSON report
+
+
+def per_query(measures: int) -> int:
+    return PER_QUERY + PER_VALUE * measures
+
+
+def check_queries(count: int, measures: int, source: str | None) -> None:
+    """Raise E_TOO_LARGE when ``count`` queries' per-query state would not fit.
+
+    A file's ratio bounds what its bytes cost, but some state is kept per
+    query for the whole command (query lists, orderings, results, the
+    report), whatever the bytes: 200,000 one-line queries cost several
+    times their file's estimate.  The scorer calls this as queries arrive.
+    Measured on one-document queries (polars 2.1, Python 3.11): about 1.7 KB
+    per query plus 0.1 KB per measure, and 0.7 KB more per measure when a
+    JSON report is written; rounded up.
+    """
     if os.environ.get("TREC_BRIDGE_MEMORY_GUARD", "").lower() in ("off", "0", "no"):
         return
-    first = _state["checks"] == 0
-    _state["checks"] += 1
-    kind = sniff(head)
-    need = estimate(size, kind)
-    for lim in limits(first_file=first):
+    need = per_query(measures) * count
+    for lim in limits(first_file=False):
         if need > lim.headroom:
-            raise InvalidInput("E_TOO_LARGE", _message(size, kind, need, lim), file=name)
+            raise InvalidInput("E_TOO_LARGE", f"{count:,} queries need about {_mib(need)} of memory for their "
+                               f"per-query results ({PER_QUERY:,} bytes each and {PER_VALUE:,} per measure), but the limit {lim.name} is "
+                               f"{_mib(lim.limit)}: {_mib(lim.used)} is in use, {_mib(max(lim.headroom, 0))} is left. "
+                               "Raise the limit, use a machine with more memory, or score the queries in parts",
+                               file=source)
+
+
+def check_input(name: str, size: int, head: bytes) -> None:
+    """Raise E_TOO_LARGE when a file of ``size`` bytes (uncompressed) starting with ``head`` cannot fit."""
+    Guard(name, head).check(size)
+
+
+class Guard:
+    """The check of one input file, repeated as its known size grows (gzip content, a pipe or a device)."""
+
+    def __init__(self, name: str, head: bytes, *, streamed: bool = False):
+        self.name, self.kind, self.streamed = name, sniff(head), streamed
+        self._first: bool | None = None
+
+    def check(self, size: int, held: int = 0) -> None:
+        """Raise E_TOO_LARGE when ``size`` bytes (uncompressed) of this file cannot fit.
+
+        ``held``: bytes of it already in memory, hence already in the usage read from /proc.
+        """
+        if os.environ.get("TREC_BRIDGE_MEMORY_GUARD", "").lower() in ("off", "0", "no"):
+            return
+        if self._first is None:
+            self._first = _state["checks"] == 0
+            _state["checks"] += 1
+        need = estimate(size, self.kind)
+        for lim in limits(first_file=self._first):
+            if need - held > lim.headroom:
+                raise InvalidInput("E_TOO_LARGE", _message(size, self.kind, need, lim, self.streamed),
+                                   file=self.name)
 
 
 def sniff(head: bytes) -> str:
@@ -84,31 +142,13 @@ def estimate(size: int, kind: str) -> int:
     return FIXED + RATIOS[kind] * size
 
 
-MAX_DEFLATE_RATIO = 1032  # deflate never expands more than this
-
-
-def gzip_size(fh, compressed: int) -> int:
-    """Uncompressed size of a gzip file from its ISIZE trailer (the size mod 2**32), within what deflate allows.
-
-    ``fh`` is the open, seekable file; its position is left at the end.  A
-    truncated file's trailer is garbage, hence the cap at 1032 x the
-    compressed size; a multi-member file reports its last member only.
-    """
-    try:
-        fh.seek(-4, os.SEEK_END)
-        isize = int.from_bytes(fh.read(4), "little")
-    except OSError:
-        return compressed
-    # incompressible data grows by ~5 bytes per 64 KiB block plus the header: anything smaller wrapped past 4 GiB
-    while isize + 64 + compressed // 8192 < compressed:
-        isize += 1 << 32
-    return min(isize, compressed * MAX_DEFLATE_RATIO)
-
-
 def limits(first_file: bool = True) -> list[Limit]:
     """Every memory limit in force, each with what is already used against it."""
     out: list[Limit] = []
     status = _proc_status()
+    own = os.environ.get(LIMIT_ENV, "").strip()
+    if own:
+        out.append(Limit(LIMIT_ENV, parse_size(own), status.get("VmRSS", 0)))
     reserve_as, reserve_data = _pool_reserve() if first_file else (0, 0)
     for res, label, field, reserve in ((resource.RLIMIT_AS, "RLIMIT_AS (ulimit -v)", "VmSize", reserve_as),
                                        (resource.RLIMIT_DATA, "RLIMIT_DATA (ulimit -d)", "VmData", reserve_data)):
@@ -124,10 +164,24 @@ def limits(first_file: bool = True) -> list[Limit]:
     return out
 
 
-def _message(size: int, kind: str, need: int, lim: Limit) -> str:
+LIMIT_ENV = "TREC_BRIDGE_MEMORY_LIMIT"
+_UNITS = {"": 1, "K": 1 << 10, "M": MiB, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``TREC_BRIDGE_MEMORY_LIMIT``'s value: bytes, or a number with K, M, G or T (powers of 1024; "MiB", "MB" too)."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    value = float(match.group(1)) * _UNITS[match.group(2).upper()] if match else 0
+    if not 1 <= value < 1 << 60:
+        raise UsageError("E_USAGE", f"{LIMIT_ENV}={text[:40]!r} is not a memory size (such as 512M or 2G)")
+    return int(value)
+
+
+def _message(size: int, kind: str, need: int, lim: Limit, streamed: bool = False) -> str:
     reserve = f", {_mib(lim.reserve)} will be reserved by the thread pool" if lim.reserve else ""
     left = max(lim.headroom, 0)
-    text = (f"this {KIND_NAMES[kind]} file ({_mib(size)}) needs about {_mib(need)} of memory to load and score "
+    sized = f"at least {_mib(size)}: refused after decompressing that much" if streamed else _mib(size)
+    text = (f"this {KIND_NAMES[kind]} file ({sized}) needs about {_mib(need)} of memory to load and score "
             f"({RATIOS[kind]} x its size + {_mib(FIXED)}), but the limit {lim.name} is {_mib(lim.limit)}: "
             f"{_mib(lim.used)} is in use{reserve}, {_mib(left)} is left. Raise the limit, use a machine with more "
             "memory, or split the file into smaller parts (by query)")

@@ -15,6 +15,7 @@ Invariants the readers guarantee (and the scorer relies on):
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -46,6 +47,44 @@ class QueryOrder:
     rank_disagrees: bool  # the file's rank column orders the query differently
 
 
+class QueryOrders(Sequence):
+    """The ``QueryOrder`` of many queries, kept as columns; each made when read.
+
+    A run of a million small queries then holds three arrays, not a million
+    objects.  Compares equal to any sequence of the same ``QueryOrder`` values.
+    """
+
+    __slots__ = ("query_ids", "ties", "disagree")
+
+    def __init__(self, query_ids: Sequence[str], ties: np.ndarray, disagree: np.ndarray):
+        self.query_ids, self.ties, self.disagree = query_ids, ties, disagree
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        return QueryOrder(self.query_ids[i], int(self.ties[i]), bool(self.disagree[i]))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and tuple(self) == tuple(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"QueryOrders({tuple(self)!r})"
+
+    def tied_rows(self) -> int:
+        return int(self.ties.sum())
+
+    def with_ties(self) -> list[str]:
+        return [self.query_ids[i] for i in np.flatnonzero(self.ties).tolist()]
+
+    def disagreeing(self) -> list[str]:
+        return [self.query_ids[i] for i in np.flatnonzero(self.disagree).tolist()]
+
+
 @dataclass
 class Qrels:
     frame: pl.DataFrame  # QRELS_SCHEMA, source order
@@ -69,7 +108,7 @@ class Run:
     dataset_id: str | None = None
     dataset_version: str | None = None
     metadata: dict = field(default_factory=dict)
-    order: tuple[QueryOrder, ...] | None = None  # set by the TREC reader
+    order: Sequence[QueryOrder] | None = None  # set by the TREC reader (a QueryOrders)
     order_source: Literal["list", "score", "rank"] = "list"
     source: str | None = None
     # True when the reader already rejected a document repeated in a ranking,
@@ -140,7 +179,7 @@ class Run:
         return [q for q in self.queries if q not in ranked]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     query_id: str
     text: str | None = None

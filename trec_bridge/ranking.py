@@ -3,7 +3,8 @@
 This is the hot path of a 7M-line run, so it avoids whole-frame string work:
 
 * query indices come from the run's contiguous query blocks (``Run.blocks``,
-  computed once per run; one dictionary lookup per query, then ``np.repeat``);
+  computed once per run; a query's index is found by a sorted-hash search
+  confirmed on the strings, ``_IndexLookup``, then ``np.repeat``);
 * a policy's order is checked with a few array comparisons and the rows are
   re-sorted (one polars sort) only when they are not already in that order
   (the usual case: the TREC reader sorted them);
@@ -41,12 +42,12 @@ class RankingBuilder:
         self.universe, self.ordering = universe, ordering
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
         self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
-        self.position = dict(zip(universe.get_column("query_id").to_list(), range(universe.height)))
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
+        self.lookup = _IndexLookup(universe)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
 
     def add(self, run: Run) -> None:
-        qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.position)
+        qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.lookup)
         if len(qidx) == 0:
             return
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
@@ -60,9 +61,8 @@ class RankingBuilder:
     def finish(self, index: pl.DataFrame) -> Ranking:
         """The Ranking over ``index`` (a subset of the universe, in any order)."""
         n = index.height
-        where = dict(zip(self.universe.get_column("query_id").to_list(), range(self.universe.height)))
         to_index = np.full(self.universe.height, -1, dtype=np.int64)
-        to_index[[where[q] for q in index.get_column("query_id").to_list()]] = np.arange(n)
+        to_index[self.lookup(index.get_column("query_id"))] = np.arange(n)
         retrieved = np.zeros(n, dtype=np.int64)
         kept = to_index >= 0
         retrieved[to_index[kept]] = self.retrieved[kept]
@@ -95,11 +95,41 @@ def pair_keys_of_blocks(block_query: pl.Series, block_length: np.ndarray, doc: p
     return np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length) ^ doc.hash(seed=0).to_numpy()
 
 
-def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
+class _IndexLookup:
+    """Each query ID's row in an index (-1 when absent): a sorted 64-bit hash searched per part, confirmed
+    on the strings.  No Python dict of a million queries, no hash table rebuilt for every part."""
+
+    def __init__(self, index: pl.DataFrame):
+        self.ids = index.get_column("query_id")
+        self.qidx = index.get_column("qidx").to_numpy()
+        hashes = self.ids.hash(seed=0).to_numpy()
+        self.order = np.argsort(hashes, kind="stable")
+        self.sorted = hashes[self.order]
+        self.index = index
+
+    def __call__(self, query_ids) -> np.ndarray:
+        wanted = query_ids if isinstance(query_ids, pl.Series) else pl.Series(query_ids, dtype=pl.String)
+        out = np.full(len(wanted), -1, dtype=np.int64)
+        if not len(self.sorted) or not len(wanted):
+            return out
+        hashes = wanted.hash(seed=0).to_numpy()
+        pos = np.minimum(np.searchsorted(self.sorted, hashes), len(self.sorted) - 1)
+        row = self.order[pos]
+        hit = self.sorted[pos] == hashes
+        same = hit & (self.ids.gather(row) == wanted).to_numpy()
+        out[same] = self.qidx[row[same]]
+        collided = np.flatnonzero(hit & ~same)  # two IDs with one hash: settle those few exactly
+        if len(collided):
+            found = pl.DataFrame({"query_id": wanted.gather(collided)}).join(
+                self.index, on="query_id", how="left", maintain_order="left")
+            out[collided] = found.get_column("qidx").fill_null(-1).to_numpy()
+        return out
+
+
+def _query_rows(run: Run, index: pl.DataFrame, lookup: _IndexLookup
                 ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray, np.ndarray | None]:
     """The rows of the indexed queries: each row's query index, the rows per index entry, the frame
-    restricted to them, their pair keys, and where each query's rows start (None: not contiguous).
-    ``position`` maps ``index``'s query IDs to their rows."""
+    restricted to them, their pair keys, and where each query's rows start (None: not contiguous)."""
     frame = run.frame
     if frame.height == 0:
         return (np.zeros(0, dtype=np.int64), np.zeros(index.height, dtype=np.int64), frame,
@@ -111,7 +141,7 @@ def _query_rows(run: Run, index: pl.DataFrame, position: dict[str, int]
         qidx = joined.get_column("qidx").to_numpy()
         return (qidx, np.bincount(qidx, minlength=index.height), kept,
                 pair_keys(kept["query_id"], kept["doc_id"]), None)
-    block_idx = np.array([position.get(b, -1) for b in block_q], dtype=np.int64)
+    block_idx = lookup(block_q)
     lengths = np.diff(np.append(starts, frame.height))
     qidx = np.repeat(block_idx, lengths)
     counts = np.zeros(index.height, dtype=np.int64)

@@ -72,7 +72,7 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
                 **({"reason": q.reason} if q.reason is not None else {}),
                 "relevant": q.relevant,
                 "retrieved": q.retrieved,
-                "values": q.values,
+                "values": dict(q.values),
                 "exact": {str(m): fraction_text(q.exact[str(m)]) for m in result.measures if m.rational},
             }
             for q in rows

@@ -8,7 +8,7 @@ are kept for the rational measures.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
@@ -17,24 +17,27 @@ import numpy as np
 import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers the families)
+from . import memory_guard
 from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
 from .measures.base import FAMILIES, Measure, MeasureOverflow, Values
-from .model import ChunkMap, Dataset, QueryOrder, Run
+from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Policy
 from .ranking import RankingBuilder, query_index
 from .messages import quote
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryResult:
+    """One query's outcome; slots and the lazy mappings keep a million of them small."""
+
     query_id: str
     status: str  # ranked | empty | missing | failed
     relevant: int  # relevant judged documents at the dataset threshold
     retrieved: int
-    values: dict[str, float | None]
+    values: Mapping[str, float | None]  # read from the measure columns (see _QueryValues)
     exact: Mapping[str, Fraction | None]  # computed on first read (see _LazyExact)
     reason: str | None = None  # for failed queries
     answerable: bool | None = None
@@ -52,7 +55,7 @@ class MeanResult:
 class ScoreResult:
     policy: Policy
     measures: list[Measure]
-    queries: list[QueryResult]
+    queries: Sequence[QueryResult]  # QueryResults from the scorer: made when read
     means: dict[str, MeanResult]
     query_source: str
     split: str | None
@@ -71,6 +74,8 @@ class ScoreResult:
         return self.protocol()
 
     def by_status(self, status: str) -> list[str]:
+        if isinstance(self.queries, QueryResults):
+            return self.queries.with_status(status)
         return [q.query_id for q in self.queries if q.status == status]
 
     @property
@@ -79,10 +84,14 @@ class ScoreResult:
 
     @property
     def failed(self) -> dict[str, str]:
+        if isinstance(self.queries, QueryResults):
+            return {q: self.queries._statuses.reasons.get(q) or "" for q in self.queries.with_status("failed")}
         return {q.query_id: q.reason or "" for q in self.queries if q.status == "failed"}
 
     @property
     def no_relevant(self) -> list[str]:
+        if isinstance(self.queries, QueryResults):
+            return self.queries.without_relevant()
         return [q.query_id for q in self.queries if q.relevant == 0]
 
     @property
@@ -162,20 +171,23 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
     universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
     orderings = list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
     builders = {o: RankingBuilder(dataset.qrels.frame, universe, o) for o in orderings}
-    checks = RunChecks(dataset, base_set, policy)
+    checks = RunChecks(dataset, in_base, policy)
     run = RunSummary()
     for part in parts:
+        memory_guard.check_queries(universe.height + len(run.queries) + len(part.queries), len(measures), part.source)
         checks.add(part)
         if policy.duplicates == "last_wins":
             part = keep_last_repeat(part)
         for builder in builders.values():
             builder.add(part)
         run.add(part)
+    part = None  # the last part's frame is not needed any more
     unjudged = checks.finish()
     index_ids = _index_queries(policy, base_set, run, dataset)
-    statuses = _statuses(index_ids, run)
+    statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: builder.finish(index) for o, builder in builders.items()}
+    del checks, builders, in_base  # their per-query sets are done with before the kernels' peak
 
     per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
@@ -194,19 +206,8 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
-    relevant_at_threshold = any_ranking.relevant_count(dataset.threshold).tolist()
-    retrieved = any_ranking.lengths().tolist()
-    by_id = {q.query_id: q for q in dataset.queries}
-    columns = {name: mv.floats() for name, mv in per_measure.items()}
-
-    results: list[QueryResult] = []
-    for i, qid in enumerate(index_ids):
-        status, reason = statuses[qid]
-        q = by_id.get(qid)
-        results.append(QueryResult(qid, status, relevant_at_threshold[i], retrieved[i],
-                                   {name: column[i] for name, column in columns.items()},
-                                   _LazyExact(per_measure, i), reason, q.answerable if q else None,
-                                   q.tags if q else ()))
+    results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
+                           any_ranking.lengths(), per_measure, dataset.queries)
 
     means = {str(m): per_measure[str(m)].mean() for m in measures}
     for m in measures:
@@ -227,7 +228,7 @@ class RunSummary:
     queries: list[str] = field(default_factory=list)  # recorded (ranked or explicitly empty)
     ranked: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
-    order: list[QueryOrder] | None = None
+    order: list[Sequence[QueryOrder]] | None = None  # each part's
     order_source: str = "list"
 
     def add(self, part: Run) -> None:
@@ -236,7 +237,7 @@ class RunSummary:
         self.failures.update(part.failures)
         self.order_source = part.order_source
         if part.order is not None:
-            self.order = (self.order or []) + list(part.order)
+            self.order = (self.order or []) + [part.order]
 
     def ranked_queries(self) -> list[str]:
         return self.ranked
@@ -255,20 +256,70 @@ def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset
     return [q for q in judged if q in in_run]
 
 
-def _statuses(index_ids: list[str], run: RunSummary) -> dict[str, tuple[str, str | None]]:
-    ranked = set(run.ranked_queries())
-    recorded = set(run.queries)
-    out = {}
-    for q in index_ids:
-        if q in run.failures:
-            out[q] = ("failed", run.failures[q])
-        elif q in ranked:
-            out[q] = ("ranked", None)
-        elif q in recorded:
-            out[q] = ("empty", None)
-        else:
-            out[q] = ("missing", None)
-    return out
+STATUSES = ("failed", "ranked", "empty", "missing")  # the first that applies names a query's status
+
+
+@dataclass
+class _Statuses:
+    """Each index query's status as a code into STATUSES, found with vectorised membership tests."""
+
+    codes: np.ndarray  # int8 per query
+    reasons: dict[str, str]  # of the failed queries
+
+    @classmethod
+    def of(cls, index_ids: list[str], run: RunSummary) -> "_Statuses":
+        ids = pl.Series(index_ids, dtype=pl.String)
+        codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
+        for name, members in (("empty", run.queries), ("ranked", run.ranked_queries()), ("failed", run.failures)):
+            if members:
+                codes[ids.is_in(list(members)).to_numpy()] = STATUSES.index(name)
+        return cls(codes, run.failures)
+
+
+class QueryResults(Sequence):
+    """The per-query results, made one ``QueryResult`` at a time when read.
+
+    A million queries then cost their columns, not a million objects; the
+    questions asked of every query (by status, without relevant documents)
+    are answered from the columns.
+    """
+
+    def __init__(self, index_ids: list[str], statuses: _Statuses, relevant: np.ndarray, retrieved: np.ndarray,
+                 per_measure: dict[str, "_MeasureValues"], queries: Iterable):
+        self._ids, self._statuses = index_ids, statuses
+        self._relevant, self._retrieved = relevant, retrieved
+        self._per_measure = per_measure
+        self._extra = {q.query_id: q for q in queries if q.answerable is not None or q.tags}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self._ids)
+        qid = self._ids[i]  # raises IndexError past the end, as iteration expects
+        status = STATUSES[self._statuses.codes[i]]
+        q = self._extra.get(qid)
+        return QueryResult(qid, status, int(self._relevant[i]), int(self._retrieved[i]),
+                           _QueryValues(self._per_measure, i), _LazyExact(self._per_measure, i),
+                           self._statuses.reasons.get(qid) if status == "failed" else None,
+                           q.answerable if q else None, q.tags if q else ())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None
+
+    def ids_where(self, mask: np.ndarray) -> list[str]:
+        return [self._ids[i] for i in np.flatnonzero(mask).tolist()]
+
+    def with_status(self, status: str) -> list[str]:
+        return self.ids_where(self._statuses.codes == STATUSES.index(status))
+
+    def without_relevant(self) -> list[str]:
+        return self.ids_where(self._relevant == 0)
 
 
 def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInput:
@@ -286,8 +337,8 @@ class _MeasureValues:
     rounded: np.ndarray
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
 
-    def floats(self) -> list[float | None]:
-        return [v if c else None for v, c in zip(self.rounded.tolist(), self.counted.tolist())]
+    def value(self, i: int) -> float | None:
+        return float(self.rounded[i]) if self.counted[i] else None
 
     def mean(self) -> MeanResult:
         eligible = int(self.counted.sum())
@@ -298,6 +349,27 @@ class _MeasureValues:
             return MeanResult(float(exact), exact, eligible)
         with np.errstate(over="ignore"):
             return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
+
+
+class _QueryValues(Mapping):
+    """A query's float values by measure name, read from the per-measure arrays (no dict or list per query)."""
+
+    __slots__ = ("_measures", "_i")
+
+    def __init__(self, measures: dict[str, _MeasureValues], i: int):
+        self._measures, self._i = measures, i
+
+    def __getitem__(self, name: str) -> float | None:
+        return self._measures[name].value(self._i)
+
+    def __iter__(self):
+        return iter(self._measures)
+
+    def __len__(self) -> int:
+        return len(self._measures)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 class _LazyExact(Mapping):
@@ -338,9 +410,15 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
 def _order_summary(run: RunSummary) -> dict | None:
     if run.order is None:
         return None
-    return {
-        "source": run.order_source,
-        "tied_rows": sum(o.ties_broken for o in run.order),
-        "queries_with_ties": [o.query_id for o in run.order if o.ties_broken],
-        "rank_column_disagrees": [o.query_id for o in run.order if o.rank_disagrees],
-    }
+    tied, with_ties, disagree = 0, [], []
+    for orders in run.order:
+        if isinstance(orders, QueryOrders):
+            tied += orders.tied_rows()
+            with_ties += orders.with_ties()
+            disagree += orders.disagreeing()
+        else:
+            tied += sum(o.ties_broken for o in orders)
+            with_ties += [o.query_id for o in orders if o.ties_broken]
+            disagree += [o.query_id for o in orders if o.rank_disagrees]
+    return {"source": run.order_source, "tied_rows": tied, "queries_with_ties": with_ties,
+            "rank_column_disagrees": disagree}

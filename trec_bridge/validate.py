@@ -29,9 +29,9 @@ class RunChecks:
     error the user sees.
     """
 
-    def __init__(self, dataset: Dataset, query_set: list[str], policy: Policy):
+    def __init__(self, dataset: Dataset, query_set: list[str] | set[str], policy: Policy):
         self.dataset, self.policy = dataset, policy
-        self.known = set(query_set)
+        self.known = query_set if isinstance(query_set, (set, frozenset)) else set(query_set)  # a set is shared
         self.seen: set[str] = set()
         self.outside: list[str] = []
         self.unknown_doc: dict | None = None  # smallest (query, rank) ranked outside the corpus

@@ -46,14 +46,13 @@ MUTANTS = [
            "        run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
     Mutant("truncate to k before validating", "trec_bridge/scorer.py",
-           "    for part in parts:\n        checks.add(part)",
-           "    for part in parts:\n"
+           "        checks.add(part)",
            "        part.frame = part.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
            "        checks.add(part)",
            "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
     Mutant("turn a missing query into an empty list", "trec_bridge/scorer.py",
-           'out[q] = ("missing", None)',
-           'out[q] = ("empty", None)',
+           '        codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)',
+           '        codes = np.full(len(index_ids), STATUSES.index("empty"), dtype=np.int8)',
            GOLDEN_S1_A),
     Mutant("sort collapsed documents by ID", "trec_bridge/chunks.py",
            'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct())',

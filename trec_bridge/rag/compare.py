@@ -33,7 +33,6 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..report import fraction_text
-from ..messages import quote
 
 
 def load_report(path: str) -> dict:

@@ -22,7 +22,6 @@ import io
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
