@@ -21,10 +21,11 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureContext, MeasureOverflow, Values
+from .measures.base import FAMILIES, Measure, MeasureContext, MeasureOverflow, Ranking, Values
 from .model import ChunkMap, Dataset, QueryOrder, Run
-from .policy import STRICT, Policy
+from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
+from .validate import RunChecks, keep_last_repeat
 from .messages import quote
 
 
@@ -93,18 +94,7 @@ class ScoreResult:
 def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = STRICT, *,
           split: str | None = None, chunk_map: ChunkMap | None = None) -> ScoreResult:
     """Score ``run`` on ``dataset`` under ``policy``; raise InvalidInput before any scoring."""
-    dataset = _selected(dataset, split)
-    refuse_unreproducible(dataset, measures, policy)
-    chunk_map = chunk_map or dataset.chunk_map
-    evidence = None
-    if chunk_map is not None:
-        check_chunk_map(chunk_map, dataset.corpus)
-        collapsed = collapse(run, chunk_map)
-        run, evidence = collapsed.run, collapsed.evidence
-    result = _score_selected(dataset, [run], measures, policy)
-    result.chunk_map_fingerprint = chunk_map.fingerprint() if chunk_map is not None else None
-    result.chunk_evidence = evidence
-    return result
+    return evaluate(prepare_for(dataset, run, measures, policy, split=split, chunk_map=chunk_map), measures, policy)
 
 
 def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy = STRICT, *,
@@ -115,9 +105,121 @@ def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure],
     ``QueryNotContiguous`` when a query comes back in a later part: the
     caller then reads the run whole.
     """
+    return evaluate(prepare_for(dataset, parts, measures, policy, split=split), measures, policy)
+
+
+@dataclass
+class Prepared:
+    """A run read against a dataset, before a policy picks the queries and measures (``evaluate``).
+
+    The split is selected, chunks are collapsed, the run is checked (the
+    findings a policy may ignore wait for ``evaluate``) and reduced to its
+    judged rows once per ordering.  A run given whole is kept, so that
+    ``evaluate`` can ask for an ordering not prepared yet and
+    ``with_duplicates`` can read it again.
+    """
+
+    dataset: Dataset  # the selected split
+    base_set: list[str]  # the dataset's query set (the judged queries when the qrels define it)
+    universe: pl.DataFrame  # every query that may get a value, indexed
+    duplicates: str  # the policy's duplicates rule the run was read under
+    checks: RunChecks
+    summary: RunSummary
+    builders: dict[Ordering, RankingBuilder]
+    run: Run | None = None  # the whole run after the chunk collapse (None: read in parts)
+    rows: Run | None = None  # ``run`` as the rankings read it (repeats dropped under last_wins)
+    chunk_map: ChunkMap | None = None
+    chunk_evidence: pl.DataFrame | None = None
+
+    def builder(self, ordering: Ordering) -> RankingBuilder:
+        """The judged rows in ``ordering``, read from the kept run the first time they are asked."""
+        if ordering not in self.builders:
+            if self.rows is None:
+                raise ValueError(f"the run was read in parts: prepare() must be given {ordering}")
+            self.builders[ordering] = _builder(self.dataset, self.universe, ordering)
+            self.builders[ordering].add(self.rows)
+        return self.builders[ordering]
+
+    def with_duplicates(self, duplicates: str) -> "Prepared":
+        """The same inputs read under another duplicates rule (the run must have been given whole)."""
+        if duplicates == self.duplicates:
+            return self
+        if self.run is None:
+            raise ValueError("the run was read in parts: prepare it again under the other duplicates rule")
+        again = _prepare_selected(self.dataset, [self.run], (), duplicates)
+        if again.rows is self.rows:  # nothing to drop: the same rows, so the same rankings
+            again.builders = self.builders
+        again.run, again.chunk_map, again.chunk_evidence = self.run, self.chunk_map, self.chunk_evidence
+        return again
+
+
+def prepare(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering] = (STRICT.ordering,),
+            duplicates: str = STRICT.duplicates, *, split: str | None = None,
+            chunk_map: ChunkMap | None = None) -> Prepared:
+    """Read ``run`` (whole, or in parts with each query whole in one part) against ``dataset``.
+
+    Raises InvalidInput for what every policy rejects; ``evaluate`` raises
+    what only some policies reject.  Parts need every ordering up front and
+    take no chunk map.
+    """
+    return _prepare_selected(_selected(dataset, split), run, orderings, duplicates, chunk_map)
+
+
+def prepare_for(dataset: Dataset, run: Run | Iterable[Run], measures: list[Measure], policy: Policy, *,
+                split: str | None = None, chunk_map: ChunkMap | None = None) -> Prepared:
+    """``prepare`` what scoring ``measures`` under ``policy`` reads, after refusing what the policy refuses."""
     dataset = _selected(dataset, split)
     refuse_unreproducible(dataset, measures, policy)
-    return _score_selected(dataset, parts, measures, policy)
+    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map)
+
+
+def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
+    """The distinct orderings ``policy`` sorts ``measures`` by."""
+    return list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
+
+
+def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
+                      chunk_map: ChunkMap | None = None) -> Prepared:
+    chunk_map = chunk_map or dataset.chunk_map
+    evidence = None
+    whole = isinstance(run, Run)
+    if whole and chunk_map is not None:
+        check_chunk_map(chunk_map, dataset.corpus)
+        collapsed = collapse(run, chunk_map)
+        run, evidence = collapsed.run, collapsed.evidence
+    elif chunk_map is not None:
+        raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
+    base_set = _base_set(dataset)
+    in_base = set(base_set)
+    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
+    prepared = Prepared(dataset, base_set, universe, duplicates, RunChecks(dataset, base_set, duplicates),
+                        RunSummary(), {o: _builder(dataset, universe, o) for o in orderings},
+                        chunk_map=chunk_map, chunk_evidence=evidence)
+    for part in [run] if whole else run:
+        prepared.checks.add(part)
+        if duplicates == "last_wins":
+            part = keep_last_repeat(part)
+        for builder in prepared.builders.values():
+            builder.add(part)
+        prepared.summary.add(part)
+        if whole:
+            prepared.run, prepared.rows = run, part
+    return prepared
+
+
+def _builder(dataset: Dataset, universe: pl.DataFrame, ordering: Ordering) -> RankingBuilder:
+    return RankingBuilder(dataset.qrels.frame, universe, ordering)
+
+
+def _base_set(dataset: Dataset) -> list[str]:
+    """The dataset's query set: its queries, or the judged ones when the qrels define it."""
+    base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
+    if not base_set:
+        split = dataset.split
+        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {quote(split)}: qrels files (TREC, ranx) have no "
+                           "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
+                           file=dataset.source)
+    return base_set
 
 
 def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Policy) -> None:
@@ -149,49 +251,18 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
     return dataset
 
 
-def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy) -> ScoreResult:
-    from .validate import RunChecks, keep_last_repeat
-
-    split = dataset.split
-    base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
-    if not base_set:
-        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {quote(split)}: qrels files (TREC, ranx) have no "
-                           "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
-                           file=dataset.source)
-    in_base = set(base_set)
-    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
-    orderings = list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
-    builders = {o: RankingBuilder(dataset.qrels.frame, universe, o) for o in orderings}
-    checks = RunChecks(dataset, base_set, policy)
-    run = RunSummary()
-    for part in parts:
-        checks.add(part)
-        if policy.duplicates == "last_wins":
-            part = keep_last_repeat(part)
-        for builder in builders.values():
-            builder.add(part)
-        run.add(part)
-    unjudged = checks.finish()
-    index_ids = _index_queries(policy, base_set, run, dataset)
+def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT) -> ScoreResult:
+    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means."""
+    if policy.duplicates != prepared.duplicates:
+        raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
+                         "use Prepared.with_duplicates")
+    dataset, run = prepared.dataset, prepared.summary
+    unjudged = prepared.checks.finish(policy)
+    index_ids = _index_queries(policy, prepared.base_set, run, dataset)
     statuses = _statuses(index_ids, run)
     index = query_index(index_ids)
-    rankings = {o: builder.finish(index) for o, builder in builders.items()}
-
-    per_measure: dict[str, _MeasureValues] = {}
-    for m in measures:
-        ranking = rankings[policy.ordering_for(m)]
-        rel = m.rel if m.rel is not None else dataset.threshold
-        effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
-        family, ctx = FAMILIES[m.family], _context(m, rel, policy)
-        try:
-            values = family.kernel(ranking, effective, ctx)
-        except MeasureOverflow as exc:
-            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
-        counted = family.defined(ranking, effective, ctx)
-        if policy.no_relevant != "null":
-            counted = np.ones(index.height, dtype=bool)
-        # a rational measure's float is its exact value correctly rounded
-        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
+    rankings = {o: prepared.builder(o).finish(index) for o in orderings_for(measures, policy)}
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     relevant_at_threshold = any_ranking.relevant_count(dataset.threshold).tolist()
@@ -217,7 +288,30 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
         protocol=lambda: protocol_fingerprint(dataset, measures, policy),
         order=_order_summary(run), threshold=dataset.threshold,
+        chunk_map_fingerprint=prepared.chunk_map.fingerprint() if prepared.chunk_map is not None else None,
+        chunk_evidence=prepared.chunk_evidence,
     )
+
+
+def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
+                    index_ids: list[str]) -> dict[str, "_MeasureValues"]:
+    """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule)."""
+    per_measure: dict[str, _MeasureValues] = {}
+    for m in measures:
+        ranking = rankings[policy.ordering_for(m)]
+        rel = m.rel if m.rel is not None else threshold
+        effective = m if not (m.family == "RR" and policy.rr_cutoff == "ignored") else Measure("RR", None, m.rel)
+        family, ctx = FAMILIES[m.family], _context(m, rel, policy)
+        try:
+            values = family.kernel(ranking, effective, ctx)
+        except MeasureOverflow as exc:
+            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
+        counted = family.defined(ranking, effective, ctx)
+        if policy.no_relevant != "null":
+            counted = np.ones(len(index_ids), dtype=bool)
+        # a rational measure's float is its exact value correctly rounded
+        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
+    return per_measure
 
 
 @dataclass
