@@ -146,10 +146,10 @@ class Prepared:
             return self
         if self.run is None:
             raise ValueError("the run was read in parts: prepare it again under the other duplicates rule")
-        again = _prepare_selected(self.dataset, [self.run], (), duplicates)
+        again = _read(self.dataset, self.run, (), duplicates)
         if again.rows is self.rows:  # nothing to drop: the same rows, so the same rankings
             again.builders = self.builders
-        again.run, again.chunk_map, again.chunk_evidence = self.run, self.chunk_map, self.chunk_evidence
+        again.chunk_map, again.chunk_evidence = self.chunk_map, self.chunk_evidence
         return again
 
 
@@ -180,21 +180,27 @@ def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
 
 def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
                       chunk_map: ChunkMap | None = None) -> Prepared:
-    chunk_map = chunk_map or dataset.chunk_map
-    evidence = None
     whole = isinstance(run, Run)
-    if whole and chunk_map is not None:
-        check_chunk_map(chunk_map, dataset.corpus)
-        collapsed = collapse(run, chunk_map)
-        run, evidence = collapsed.run, collapsed.evidence
-    elif chunk_map is not None:
+    if chunk_map is not None and not whole:
         raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
+    chunk_map = chunk_map or (dataset.chunk_map if whole else None)  # parts never read the dataset's (as before)
+    if chunk_map is None:
+        return _read(dataset, run, orderings, duplicates)
+    check_chunk_map(chunk_map, dataset.corpus)
+    collapsed = collapse(run, chunk_map)
+    prepared = _read(dataset, collapsed.run, orderings, duplicates)
+    prepared.chunk_map, prepared.chunk_evidence = chunk_map, collapsed.evidence
+    return prepared
+
+
+def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str) -> Prepared:
+    """Check the run (or its parts) and reduce it to its judged rows in each ordering."""
+    whole = isinstance(run, Run)
     base_set = _base_set(dataset)
     in_base = set(base_set)
     universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
     prepared = Prepared(dataset, base_set, universe, duplicates, RunChecks(dataset, base_set, duplicates),
-                        RunSummary(), {o: _builder(dataset, universe, o) for o in orderings},
-                        chunk_map=chunk_map, chunk_evidence=evidence)
+                        RunSummary(), {o: _builder(dataset, universe, o) for o in orderings})
     for part in [run] if whole else run:
         prepared.checks.add(part)
         if duplicates == "last_wins":
