@@ -140,6 +140,10 @@ class Prepared:
             self.builders[ordering].add(self.rows)
         return self.builders[ordering]
 
+    def ranking(self, ordering: Ordering = STRICT.ordering) -> Ranking:
+        """The judged rows of every query that may get a value (``universe``), in ``ordering``."""
+        return self.builder(ordering).finish(self.universe)
+
     def with_duplicates(self, duplicates: str) -> "Prepared":
         """The same inputs read under another duplicates rule (the run must have been given whole)."""
         if duplicates == self.duplicates:
