@@ -1,10 +1,14 @@
 """Apply a policy to a dataset, a run and measures; return per-query values and means.
 
-The flow is fixed: decide the query set, validate (nothing is scored after a
-rejection), collapse chunks, build one ``Ranking`` per distinct ordering,
-run each measure's kernel, then apply the policy's rule for queries with no
-relevant document and average over the eligible queries.  Exact fractions
-are kept for the rational measures.
+Two steps.  ``prepare`` reads a run against a dataset: select the split,
+collapse chunks, check the run, reduce it to its judged rows in each ordering
+asked (whole, or part by part in bounded memory).  ``evaluate`` applies a
+policy to that: raise what the policy rejects (nothing is scored after a
+rejection), decide the query set, run each measure's kernel, apply the
+policy's rule for queries with no relevant document and average over the
+eligible queries.  Exact fractions are kept for the rational measures.
+``score`` and ``score_parts`` are the two in one call; the cross-check
+evaluates one prepared run under many policies (reconcile.Rescorer).
 """
 from __future__ import annotations
 
