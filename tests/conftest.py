@@ -22,7 +22,7 @@ SHARED_DATA = Path(os.environ.get("TREC_BRIDGE_SHARED_DATA", REPO.parent / "shar
 # quick loop while CI still runs everything.
 SLOW_FILES = frozenset({
     "test_mutants.py",
-    "test_walk_cache.py",
+    "test_walk.py",
     "test_crosscheck_hypothesis.py",
     "test_real_runs.py",
     "test_memory.py",

@@ -14,7 +14,7 @@ from trec_bridge.measures import parse_measures
 from trec_bridge.rag.breakdown import UNTAGGED, by_tag
 from trec_bridge.rag.repeats import combine
 from trec_bridge.rag.triage import first_relevant_ranks
-from trec_bridge.scorer import score
+from trec_bridge.scorer import prepare, score
 
 ROOT = Path(__file__).resolve().parent.parent
 KB = ROOT / "golden" / "rag" / "kb"
@@ -106,14 +106,14 @@ def test_first_relevant_rank_after_the_chunk_collapse():
     cmap = load_chunk_map(S2 / "chunk_map.json")
     run_ = load_run_any(S2 / "run_chunks.json", chunks=True)
     # q2 [d3a, d3b, d4a] -> [d3, d4]: d3 at 1; q3 [d1a, d1b, d5a] -> [d1, d5]: d5 at 2 (its chunk was 3rd)
-    assert first_relevant_ranks(run_, ds, split="test", chunk_map=cmap) == {"q2": 1, "q3": 2}
+    assert first_relevant_ranks(prepare(ds, run_, split="test", chunk_map=cmap)) == {"q2": 1, "q3": 2}
 
 
 def test_first_relevant_rank_respects_the_threshold():
     ds = load_dataset_any(ROOT / "golden" / "S4" / "dataset.json")
     run_ = load_run_any(ROOT / "golden" / "S4" / "run.json")
-    ranks = first_relevant_ranks(run_, ds)
-    strict = first_relevant_ranks(run_, ds, threshold=3)
+    ranks = first_relevant_ranks(prepare(ds, run_))
+    strict = first_relevant_ranks(prepare(ds, run_), threshold=3)
     assert list(ranks.values()) == [2] and list(strict.values()) == [3]  # run [d, b, a]: b=2 at 2, a=3 at 3
 
 

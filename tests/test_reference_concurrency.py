@@ -32,7 +32,7 @@ from trec_bridge.reconcile import Walk
 
 from .test_crosscheck_hypothesis import BARE_IDS, FLOAT32, GRADED_TIES, MEASURES, MISSING_AND_ZERO
 from .test_references import B2, B5, qrels, run
-from .test_walk_cache import plain_walk
+from .test_walk import plain_walk
 
 needs_trec_eval = pytest.mark.skipif(find_binary() is None, reason="trec_eval binary not found")
 needs_pytrec_eval = pytest.mark.skipif(not get("pytrec_eval").available(), reason="pytrec_eval is not installed")

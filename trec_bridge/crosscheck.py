@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from .chunks import check_chunk_map, collapse
-from .dataset_checks import check_dataset
 from .errors import ReferenceUnavailable
 from .measures.base import Measure
 from .model import ChunkMap, Dataset, Run
 from .policy import Policy
-from .reconcile import ScoreCache, Walk, mean_parts, per_query_parts, table, value, walk_axes
-from .scorer import ScoreResult, score
+from .reconcile import Rescorer, Walk, mean_parts, per_query_parts, table, value, walk_axes
+from .scorer import ScoreResult, prepare
 
 DOUBLE_TOLERANCE = 1e-9
 
@@ -79,24 +77,16 @@ class CrosscheckResult:
         return [u for t in self.tools for u in t.unexplained]
 
 
-def prepare(dataset: Dataset, run: Run, split: str | None, chunk_map: ChunkMap | None) -> tuple[Dataset, Run]:
-    """The inputs every tool sees: the selected split, and documents rather than chunks."""
-    check_dataset(dataset)
-    dataset = dataset.select_split(split)
-    chunk_map = chunk_map or dataset.chunk_map
-    if chunk_map is not None:
-        check_chunk_map(chunk_map, dataset.corpus)
-        run = collapse(run, chunk_map).run
-    return dataset, run
-
-
 def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: list[str], *,
                split: str | None = None, chunk_map: ChunkMap | None = None, complete: bool = False,
                require: bool = True) -> CrosscheckResult:
     from . import references
 
-    dataset, run = prepare(dataset, run, split, chunk_map)
-    strict = score(dataset, run, measures)  # raises on invalid input before any tool runs
+    # every tool sees the selected split and documents rather than chunks: the run as the scorer read it
+    prepared = prepare(dataset, run, split=split, chunk_map=chunk_map)
+    dataset, run = prepared.dataset, prepared.run
+    steps = Rescorer(prepared, measures)  # scores strict: raises on invalid input before any tool runs
+    strict = steps.strict
     options = references.Options(complete=complete)
     jobs: list[_Job] = []
     try:
@@ -107,12 +97,9 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
         live = [j for j in jobs if j.error is None and j.check.available]
         for job in sorted(live, key=lambda j: not j.ref.background):  # background tools first
             job.pending = job.ref.start(dataset.qrels, run, measures, rel=dataset.threshold, options=options)
-        cache = None  # one for every walk: the tools' walks share their rescorings
         for job in live:
             try:
-                cache = cache or ScoreCache(dataset, run, measures, strict)
-                job.check.walk = walk_axes(dataset, run, measures, job.check.policy, strict_result=strict,
-                                           cache=cache)
+                job.check.walk = walk_axes(steps, job.check.policy)  # one Rescorer: the walks share their reading
             except Exception as exc:  # noqa: BLE001 - raised by settle(), after the tool's own error
                 job.walk_error = exc
             if not job.ref.background:

@@ -284,7 +284,6 @@ def _live_rejected(case: Case, error: TrecBridgeError, versions: dict[str, str])
 
 
 def case_section(case: Case, versions: dict[str, str], level: str = "###") -> str:
-    from .crosscheck import prepare
     from .scorer import score
 
     title = f"{level} `{case.axis}`: {case.title}" if case.axis != "-" else f"{level} {case.title}"
@@ -295,8 +294,7 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
                   "policy that would differ, and the tools agree with strict below.", ""]
     lines += _case_input(case) + [""]
     try:
-        dataset, run = prepare(case.dataset(), case.run(), None, None)
-        score(dataset, run, parse_measures(case.measures))
+        score(case.dataset(), case.run(), parse_measures(case.measures))
     except TrecBridgeError as exc:
         lines += _live_rejected(case, exc, versions)
     else:

@@ -1,10 +1,14 @@
 """Apply a policy to a dataset, a run and measures; return per-query values and means.
 
-The flow is fixed: decide the query set, validate (nothing is scored after a
-rejection), collapse chunks, build one ``Ranking`` per distinct ordering,
-run each measure's kernel, then apply the policy's rule for queries with no
-relevant document and average over the eligible queries.  Exact fractions
-are kept for the rational measures.
+Two steps.  ``prepare`` reads a run against a dataset: select the split,
+collapse chunks, check the run, reduce it to its judged rows in each ordering
+asked (whole, or part by part in bounded memory).  ``evaluate`` applies a
+policy to that: raise what the policy rejects (nothing is scored after a
+rejection), decide the query set, run each measure's kernel, apply the
+policy's rule for queries with no relevant document and average over the
+eligible queries.  Exact fractions are kept for the rational measures.
+``score`` and ``score_parts`` are the two in one call; the cross-check
+evaluates one prepared run under many policies (reconcile.Rescorer).
 """
 from __future__ import annotations
 
@@ -22,10 +26,11 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureOverflow, Values
+from .measures.base import FAMILIES, Measure, MeasureOverflow, Ranking, Values
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
-from .policy import STRICT, Policy
+from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
+from .validate import RunChecks, keep_last_repeat
 from .messages import quote
 
 
@@ -102,18 +107,7 @@ class ScoreResult:
 def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = STRICT, *,
           split: str | None = None, chunk_map: ChunkMap | None = None) -> ScoreResult:
     """Score ``run`` on ``dataset`` under ``policy``; raise InvalidInput before any scoring."""
-    dataset = _selected(dataset, split)
-    refuse_unreproducible(dataset, measures, policy)
-    chunk_map = chunk_map or dataset.chunk_map
-    evidence = None
-    if chunk_map is not None:
-        check_chunk_map(chunk_map, dataset.corpus)
-        collapsed = collapse(run, chunk_map)
-        run, evidence = collapsed.run, collapsed.evidence
-    result = _score_selected(dataset, [run], measures, policy)
-    result.chunk_map_fingerprint = chunk_map.fingerprint() if chunk_map is not None else None
-    result.chunk_evidence = evidence
-    return result
+    return evaluate(prepare_for(dataset, run, measures, policy, split=split, chunk_map=chunk_map), measures, policy)
 
 
 def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy = STRICT, *,
@@ -124,9 +118,134 @@ def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure],
     ``QueryNotContiguous`` when a query comes back in a later part: the
     caller then reads the run whole.
     """
+    return evaluate(prepare_for(dataset, parts, measures, policy, split=split), measures, policy)
+
+
+@dataclass
+class Prepared:
+    """A run read against a dataset, before a policy picks the queries and measures (``evaluate``).
+
+    The split is selected, chunks are collapsed, the run is checked (the
+    findings a policy may ignore wait for ``evaluate``) and reduced to its
+    judged rows once per ordering.  A run given whole is kept, so that
+    ``evaluate`` can ask for an ordering not prepared yet and
+    ``with_duplicates`` can read it again.
+    """
+
+    dataset: Dataset  # the selected split
+    base_set: list[str]  # the dataset's query set (the judged queries when the qrels define it)
+    universe: pl.DataFrame  # every query that may get a value, indexed
+    duplicates: str  # the policy's duplicates rule the run was read under
+    checks: RunChecks
+    summary: RunSummary
+    builders: dict[Ordering, RankingBuilder]
+    run: Run | None = None  # the whole run after the chunk collapse (None: read in parts)
+    rows: Run | None = None  # ``run`` as the rankings read it (repeats dropped under last_wins)
+    chunk_map: ChunkMap | None = None
+    chunk_evidence: pl.DataFrame | None = None
+
+    def builder(self, ordering: Ordering) -> RankingBuilder:
+        """The judged rows in ``ordering``, read from the kept run the first time they are asked."""
+        if ordering not in self.builders:
+            if self.rows is None:
+                raise ValueError(f"the run was read in parts: prepare() must be given {ordering}")
+            self.builders[ordering] = _builder(self.dataset, self.universe, ordering)
+            self.builders[ordering].add(self.rows)
+        return self.builders[ordering]
+
+    def ranking(self, ordering: Ordering = STRICT.ordering) -> Ranking:
+        """The judged rows of every query that may get a value (``universe``), in ``ordering``."""
+        return self.builder(ordering).finish(self.universe)
+
+    def with_duplicates(self, duplicates: str) -> "Prepared":
+        """The same inputs read under another duplicates rule (the run must have been given whole)."""
+        if duplicates == self.duplicates:
+            return self
+        if self.run is None:
+            raise ValueError("the run was read in parts: prepare it again under the other duplicates rule")
+        again = _read(self.dataset, self.run, (), duplicates)
+        if again.rows is self.rows:  # nothing to drop: the same rows, so the same rankings
+            again.builders = self.builders
+        again.chunk_map, again.chunk_evidence = self.chunk_map, self.chunk_evidence
+        return again
+
+
+def prepare(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering] = (STRICT.ordering,),
+            duplicates: str = STRICT.duplicates, *, split: str | None = None,
+            chunk_map: ChunkMap | None = None) -> Prepared:
+    """Read ``run`` (whole, or in parts with each query whole in one part) against ``dataset``.
+
+    Raises InvalidInput for what every policy rejects; ``evaluate`` raises
+    what only some policies reject.  Parts need every ordering up front and
+    take no chunk map.
+    """
+    return _prepare_selected(_selected(dataset, split), run, orderings, duplicates, chunk_map)
+
+
+def prepare_for(dataset: Dataset, run: Run | Iterable[Run], measures: list[Measure], policy: Policy, *,
+                split: str | None = None, chunk_map: ChunkMap | None = None) -> Prepared:
+    """``prepare`` what scoring ``measures`` under ``policy`` reads, after refusing what the policy refuses."""
     dataset = _selected(dataset, split)
     refuse_unreproducible(dataset, measures, policy)
-    return _score_selected(dataset, parts, measures, policy)
+    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))
+
+
+def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
+    """The distinct orderings ``policy`` sorts ``measures`` by."""
+    return list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
+
+
+def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
+                      chunk_map: ChunkMap | None = None, n_measures: int = 1) -> Prepared:
+    whole = isinstance(run, Run)
+    if chunk_map is not None and not whole:
+        raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
+    chunk_map = chunk_map or (dataset.chunk_map if whole else None)  # parts never read the dataset's (as before)
+    if chunk_map is None:
+        return _read(dataset, run, orderings, duplicates, n_measures)
+    check_chunk_map(chunk_map, dataset.corpus)
+    collapsed = collapse(run, chunk_map)
+    prepared = _read(dataset, collapsed.run, orderings, duplicates, n_measures)
+    prepared.chunk_map, prepared.chunk_evidence = chunk_map, collapsed.evidence
+    return prepared
+
+
+def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
+          n_measures: int = 1) -> Prepared:
+    """Check the run (or its parts) and reduce it to its judged rows in each ordering."""
+    whole = isinstance(run, Run)
+    base_set = _base_set(dataset)
+    in_base = set(base_set)
+    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
+    prepared = Prepared(dataset, base_set, universe, duplicates, RunChecks(dataset, in_base, duplicates),
+                        RunSummary(), {o: _builder(dataset, universe, o) for o in orderings})
+    for part in [run] if whole else run:
+        memory_guard.check_queries(universe.height + len(prepared.summary.queries) + len(part.queries), n_measures,
+                                   part.source)
+        prepared.checks.add(part)
+        if duplicates == "last_wins":
+            part = keep_last_repeat(part)
+        for builder in prepared.builders.values():
+            builder.add(part)
+        prepared.summary.add(part)
+        if whole:
+            prepared.run, prepared.rows = run, part
+    return prepared
+
+
+def _builder(dataset: Dataset, universe: pl.DataFrame, ordering: Ordering) -> RankingBuilder:
+    return RankingBuilder(dataset.qrels.frame, universe, ordering)
+
+
+def _base_set(dataset: Dataset) -> list[str]:
+    """The dataset's query set: its queries, or the judged ones when the qrels define it."""
+    base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
+    if not base_set:
+        split = dataset.split
+        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {quote(split)}: qrels files (TREC, ranx) have no "
+                           "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
+                           file=dataset.source)
+    return base_set
 
 
 def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Policy) -> None:
@@ -158,52 +277,18 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
     return dataset
 
 
-def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy) -> ScoreResult:
-    from .validate import RunChecks, keep_last_repeat
-
-    split = dataset.split
-    base_set = dataset.query_ids() if dataset.query_source != "qrels" else dataset.qrels.query_ids()
-    if not base_set:
-        raise InvalidInput("E_QUERY_SET_EMPTY", f"no query in split {quote(split)}: qrels files (TREC, ranx) have no "
-                           "splits (--split applies to JSON datasets)" if split else "the qrels judge no query",
-                           file=dataset.source)
-    in_base = set(base_set)
-    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
-    orderings = list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]
-    builders = {o: RankingBuilder(dataset.qrels.frame, universe, o) for o in orderings}
-    checks = RunChecks(dataset, in_base, policy)
-    run = RunSummary()
-    for part in parts:
-        memory_guard.check_queries(universe.height + len(run.queries) + len(part.queries), len(measures), part.source)
-        checks.add(part)
-        if policy.duplicates == "last_wins":
-            part = keep_last_repeat(part)
-        for builder in builders.values():
-            builder.add(part)
-        run.add(part)
-    part = None  # the last part's frame is not needed any more
-    unjudged = checks.finish()
-    index_ids = _index_queries(policy, base_set, run, dataset)
+def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT) -> ScoreResult:
+    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means."""
+    if policy.duplicates != prepared.duplicates:
+        raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
+                         "use Prepared.with_duplicates")
+    dataset, run = prepared.dataset, prepared.summary
+    unjudged = prepared.checks.finish(policy)
+    index_ids = _index_queries(policy, prepared.base_set, run, dataset)
     statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
-    rankings = {o: builder.finish(index) for o, builder in builders.items()}
-    del checks, builders, in_base  # their per-query sets are done with before the kernels' peak
-
-    per_measure: dict[str, _MeasureValues] = {}
-    for m in measures:
-        ranking = rankings[policy.ordering_for(m)]
-        rel = m.rel if m.rel is not None else dataset.threshold
-        family = FAMILIES[m.family]
-        effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
-        try:
-            values = family.kernel(ranking, effective, ctx)
-        except MeasureOverflow as exc:
-            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
-        counted = family.defined(ranking, effective, ctx)
-        if policy.no_relevant != "null":
-            counted = np.ones(index.height, dtype=bool)
-        # a rational measure's float is its exact value correctly rounded
-        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
+    rankings = {o: prepared.builder(o).finish(index) for o in orderings_for(measures, policy)}
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
@@ -218,7 +303,30 @@ def _score_selected(dataset: Dataset, parts: Iterable[Run], measures: list[Measu
         query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
         protocol=lambda: protocol_fingerprint(dataset, measures, policy),
         order=_order_summary(run), threshold=dataset.threshold,
+        chunk_map_fingerprint=prepared.chunk_map.fingerprint() if prepared.chunk_map is not None else None,
+        chunk_evidence=prepared.chunk_evidence,
     )
+
+
+def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
+                    index_ids: list[str]) -> dict[str, "_MeasureValues"]:
+    """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule)."""
+    per_measure: dict[str, _MeasureValues] = {}
+    for m in measures:
+        ranking = rankings[policy.ordering_for(m)]
+        rel = m.rel if m.rel is not None else threshold
+        family = FAMILIES[m.family]
+        effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
+        try:
+            values = family.kernel(ranking, effective, ctx)
+        except MeasureOverflow as exc:
+            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
+        counted = family.defined(ranking, effective, ctx)
+        if policy.no_relevant != "null":
+            counted = np.ones(len(index_ids), dtype=bool)
+        # a rational measure's float is its exact value correctly rounded
+        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
+    return per_measure
 
 
 @dataclass

@@ -16,9 +16,9 @@ from .messages import quote
 
 def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) -> list[str]:
     """Validate ``run``; return the run's queries outside the query set that are *unjudged* (TREC mode)."""
-    checks = RunChecks(dataset, query_set, policy)
+    checks = RunChecks(dataset, query_set, policy.duplicates)
     checks.add(run)
-    return checks.finish()
+    return checks.finish(policy)
 
 
 class RunChecks:
@@ -26,11 +26,13 @@ class RunChecks:
 
     Findings are collected part by part and raised by ``finish`` in the order
     a whole run is checked, so reading a run in parts never changes which
-    error the user sees.
+    error the user sees.  What every policy rejects (and repeats under the
+    ``duplicates`` rule "reject") is raised at once; what only some policies
+    reject is kept for ``finish``, which may be asked under several policies.
     """
 
-    def __init__(self, dataset: Dataset, query_set: list[str] | set[str], policy: Policy):
-        self.dataset, self.policy = dataset, policy
+    def __init__(self, dataset: Dataset, query_set: list[str] | set[str], duplicates: str):
+        self.dataset, self.duplicates = dataset, duplicates
         self.known = query_set if isinstance(query_set, (set, frozenset)) else set(query_set)  # a set is shared
         self.seen: set[str] = set()
         self.outside: list[str] = []
@@ -42,26 +44,27 @@ class RunChecks:
         self.source = run.source
         _check_dataset_id(run, self.dataset)
         _check_records(run, self.seen)
-        if self.policy.duplicates == "reject" and not run.unique_checked:
+        if self.duplicates == "reject" and not run.unique_checked:
             _check_duplicates(run)
         self.outside += [q for q in list(run.queries) + list(run.failures) if q not in self.known]
-        if self.dataset.corpus is not None and self.policy.unknown_docs == "reject":
+        if self.dataset.corpus is not None:
             found = _unknown_doc(run, self.dataset)
             if found and (self.unknown_doc is None or
                           (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
                 self.unknown_doc = found
 
-    def finish(self) -> list[str]:
+    def finish(self, policy: Policy) -> list[str]:
+        """Raise what ``policy`` rejects; return the run's queries outside the query set that are unjudged."""
         unjudged: list[str] = []
-        if self.outside and self.policy.run_only_queries == "reject":
+        if self.outside and policy.run_only_queries == "reject":
             unknown = _unknown_queries(self.outside, self.dataset)
             if unknown:
                 declared = " nor declared unjudged by the dataset" if self.dataset.unjudged_queries else ""
                 raise InvalidInput("E_RUN_UNKNOWN_QUERY",
                                    f"query is not in the selected query set ({_set_name(self.dataset)}){declared}; "
                                    f"{len(unknown)} such queries", file=self.source, query=unknown[0])
-            unjudged = self.outside
-        if self.unknown_doc is not None:
+            unjudged = list(self.outside)
+        if self.unknown_doc is not None and policy.unknown_docs == "reject":
             first = self.unknown_doc
             raise InvalidInput("E_RUN_UNKNOWN_DOC", f"document at rank {first['rank']} is not in the corpus",
                                file=self.source, query=first["query_id"], doc=first["doc_id"])

@@ -42,13 +42,13 @@ MUTANTS = [
            "if True:",
            GOLDEN_S1_A),
     Mutant("de-duplicate a ranking silently", "trec_bridge/validate.py",
-           "        if self.policy.duplicates == \"reject\" and not run.unique_checked:\n            _check_duplicates(run)",
+           "        if self.duplicates == \"reject\" and not run.unique_checked:\n            _check_duplicates(run)",
            "        run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
     Mutant("truncate to k before validating", "trec_bridge/scorer.py",
-           "        checks.add(part)",
-           "        part.frame = part.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
-           "        checks.add(part)",
+           "    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))",
+           "    run.frame = run.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
+           "    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))",
            "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
     Mutant("turn a missing query into an empty list", "trec_bridge/scorer.py",
            '        codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)',

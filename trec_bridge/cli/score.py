@@ -102,7 +102,7 @@ def run(args) -> int:
     from ..measures import parse_measures
     from ..policy import get_policy
     from ..report import build_report, render_table, report_json
-    from ..scorer import score
+    from ..scorer import evaluate, prepare_for
     from . import say_notes
 
     from ..rag.options import acceptance_requested
@@ -130,12 +130,14 @@ def run(args) -> int:
     # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
     inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
               for role, path in roles.items() if path}
+    prepared = None
     if result is None:
-        result = score(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
+        prepared = prepare_for(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
+        result = evaluate(prepared, measures, policy)
     result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
     if notes:
         result.extra["measures"] = list(notes)
-    acceptance = plan.assess(result, run_, dataset, chunk_map, inputs) if plan else None
+    acceptance = plan.assess(result, prepared, inputs) if plan else None
     if args.json:
         report = build_report(result, inputs)
         if acceptance is not None:

@@ -33,22 +33,24 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     measure_notes: list[str] = field(default_factory=list)  # what parsing MEASURES did (a dropped repeat)
 
-    def assess(self, result, run, dataset, chunk_map, inputs: dict) -> Acceptance:
+    def assess(self, result, prepared, inputs: dict) -> Acceptance:
+        """``prepared``: the main run as ``result`` was scored from (scorer.prepare_for)."""
         from converters.detect import load_run_any
 
         from ..files import sha256_file
-        from ..scorer import score
+        from ..scorer import evaluate, prepare_for
         from .triage import first_relevant_ranks
 
         args = self.args
         results, labels = [result], [args.run]
-        ranks = [first_relevant_ranks(run, dataset, split=args.split, chunk_map=chunk_map)]
+        ranks = [first_relevant_ranks(prepared)]
         main_sha = inputs["run"]["sha256"]
         for n, path in enumerate(args.repeat, 2):
             sha = sha256_file(path) if Path(path).is_file() else None
             rep = load_run_any(path, order=args.order, chunks=bool(args.chunk_map))
-            results.append(score(dataset, rep, self.measures, result.policy, split=args.split, chunk_map=chunk_map))
-            ranks.append(first_relevant_ranks(rep, dataset, split=args.split, chunk_map=chunk_map))
+            again = prepare_for(prepared.dataset, rep, self.measures, result.policy, chunk_map=prepared.chunk_map)
+            results.append(evaluate(again, self.measures, result.policy))
+            ranks.append(first_relevant_ranks(again))
             labels.append(path)
             inputs[f"repeat_{n}"] = {"path": path, "sha256": sha}
             if sha == main_sha:

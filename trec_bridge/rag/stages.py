@@ -14,13 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 import polars as pl
 
-from ..chunks import collapse
 from ..errors import InvalidInput
 from ..measures.base import Measure
 from ..model import ChunkMap, Dataset, Run
 from ..policy import STRICT
 from ..report import fraction_text
-from ..scorer import ScoreResult, score
+from ..scorer import Prepared, ScoreResult, evaluate, prepare
 from ..messages import quote
 
 
@@ -43,13 +42,12 @@ class StageAnalysis:
         return all(r.complete for r in self.results)
 
 
-def relevant_top_k(run: Run, dataset: Dataset, k: int, chunk_map: ChunkMap | None) -> pl.DataFrame:
-    """(query_id, doc_id, rank) of the relevant documents in the run's top k (after the chunk collapse)."""
-    if chunk_map is not None:
-        run = collapse(run, chunk_map).run
+def relevant_top_k(prepared: Prepared, k: int) -> pl.DataFrame:
+    """(query_id, doc_id, rank) of the relevant documents in the prepared run's top k (after the chunk collapse)."""
+    dataset = prepared.dataset
     relevant = (dataset.qrels.frame.filter((pl.col("grade") >= dataset.threshold) & (pl.col("grade") >= 0))
                 .select("query_id", "doc_id").unique())
-    return (run.frame.filter(pl.col("rank") <= k).select("query_id", "doc_id", "rank")
+    return (prepared.run.frame.filter(pl.col("rank") <= k).select("query_id", "doc_id", "rank")
             .join(relevant, on=["query_id", "doc_id"], how="inner"))
 
 
@@ -59,14 +57,15 @@ def analyse_stages(dataset: Dataset, stages: list[StageInput], k: int, *, split:
         raise InvalidInput("E_USAGE", "stage-wise evaluation needs at least two stages")
     measure = Measure("R", k)
     name = str(measure)
-    results = [score(dataset, s.run, [measure], STRICT, split=split, chunk_map=chunk_map) for s in stages]
+    prepared, results = [], []
+    for s in stages:  # each stage scored before the next is read: its error is the one raised
+        prepared.append(prepare(dataset, s.run, split=split, chunk_map=chunk_map))
+        results.append(evaluate(prepared[-1], [measure], STRICT))
     fp = results[0].protocol_fingerprint
     for s, r in zip(stages, results):
         if r.protocol_fingerprint != fp:  # cannot happen through the CLI; guards library callers
             raise InvalidInput("E_REPEAT_PROTOCOL", f"stage {quote(s.name)} was scored under another protocol", file=s.path)
-    selected = dataset.select_split(split)
-    cmap = chunk_map or dataset.chunk_map
-    tops = [relevant_top_k(s.run, selected, k, cmap) for s in stages]
+    tops = [relevant_top_k(p, k) for p in prepared]
     eligible = [q for q in results[0].queries if q.relevant > 0]
 
     transitions, per_transition_docs = [], []

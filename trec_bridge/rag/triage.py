@@ -4,8 +4,8 @@ Two lists (policy §8): queries with R@k below ``recall_below`` (0.3) and
 queries with the method's nDCG@k (exponential gain) below ``ndcg_below`` (0.5).  Queries without a relevant
 document (null) are never listed; missing, failed and empty queries score 0
 and are.  Each entry carries the query's first relevant rank in the whole
-ranking (no cutoff; null when no relevant document was retrieved), computed
-here from the run and the judgments, so the scorer's interface stays as it is.
+ranking (no cutoff; null when no relevant document was retrieved), read
+from the scorer's prepared run (its judged rows).
 Entries are sorted by value, worst first, then by query-set order.
 """
 from __future__ import annotations
@@ -13,32 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-import polars as pl
+import numpy as np
 
-from ..chunks import collapse
-from ..model import ChunkMap, Dataset, Run
+from ..scorer import Prepared
 from .repeats import Combined
 from .tiers import Triage, below
 
 
-def first_relevant_ranks(run: Run, dataset: Dataset, *, split: str | None = None,
-                         chunk_map: ChunkMap | None = None, threshold: int | None = None) -> dict[str, int]:
+def first_relevant_ranks(prepared: Prepared, threshold: int | None = None) -> dict[str, int]:
     """query -> rank (1-based) of its first document with grade >= threshold, for queries that have one.
 
-    The run is read as the scorer reads it under the strict policy: the
-    reader's order, chunks collapsed to documents first when a map is given.
+    Read from the prepared run's judged rows in the strict policy's order
+    (the reader's order, after the chunk collapse when there is a map).
     """
-    chunk_map = chunk_map or dataset.chunk_map
-    if chunk_map is not None:
-        run = collapse(run, chunk_map).run
-    ds = dataset.select_split(split)
-    thr = ds.threshold if threshold is None else threshold
-    relevant = (ds.qrels.frame.filter((pl.col("grade") >= thr) & (pl.col("grade") >= 0))
-                .select("query_id", "doc_id").unique())
-    first = (run.frame.select("query_id", "doc_id", "rank")
-             .join(relevant, on=["query_id", "doc_id"], how="inner")
-             .group_by("query_id").agg(pl.col("rank").min()))
-    return dict(zip(first.get_column("query_id").to_list(), first.get_column("rank").to_list()))
+    thr = prepared.dataset.threshold if threshold is None else threshold
+    ranking = prepared.ranking()
+    relevant = (ranking.grade >= thr) & (ranking.grade >= 0)
+    query, rank = ranking.row_query[relevant], ranking.rank[relevant]  # grouped by query, rank ascending
+    first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if len(query) else query
+    ids = prepared.universe.get_column("query_id").to_list()
+    return {ids[q]: r for q, r in zip(query[first].tolist(), rank[first].tolist())}
 
 
 @dataclass
