@@ -20,6 +20,7 @@ from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
 from ..measures.base import Measure
 from ..model import Qrels, Run
+from ..ordering import synthetic_score_expr
 from ..messages import quote
 
 
@@ -204,7 +205,8 @@ def effective_rel(measure: Measure, rel: int) -> int:
 # ---------------------------------------------------------------- inputs
 
 def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
-    """The run's rows with the scores the model holds; a query whose scores are null gets n - position + 1.
+    """The run's rows with the scores the model holds; a query whose scores are null gets synthetic ones
+    (``ordering.synthetic_scores``: n - position + 1).
 
     Returns the frame (query_id, doc_id, rank, score) and the queries that got
     synthetic scores (reported as a note: those queries carry no tie or
@@ -216,10 +218,8 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
     nulls = frame.group_by("query_id", maintain_order=True).agg(pl.col("score").null_count().alias("n_null"))
     synthetic = nulls.filter(pl.col("n_null") > 0).get_column("query_id").to_list()
     if synthetic:
-        position = pl.int_range(1, pl.len() + 1).over("query_id")
-        fill = (pl.len().over("query_id") - position + 1).cast(pl.Float64)
-        frame = frame.with_columns(
-            pl.when(pl.col("query_id").is_in(synthetic)).then(fill).otherwise(pl.col("score")).alias("score"))
+        frame = frame.with_columns(pl.when(pl.col("query_id").is_in(synthetic)).then(synthetic_score_expr())
+                                   .otherwise(pl.col("score")).alias("score"))
     return frame, synthetic
 
 
