@@ -36,7 +36,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import polars as pl
 
@@ -434,8 +434,61 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
             raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has no {what}; trec-bridge imports "
                              "datasets with both queries and qrels")
     home_now = str(_IMPORTED_HOME or default_home())
-    session = _Session(irds, allow_download)
     warnings: list[str] = []
+    read = _read_stages(irds, ds, dataset_id, home_now, bar, warnings, allow_download=allow_download,
+                        list_docs=list_docs, max_docs=max_docs)
+    qrels_frame = read.qrels_frame
+    files = _fingerprints(read.files, home_now, warnings)
+    counts, documented = _counts(ds, dataset_id, read, warnings)
+    docs = _documentation(ds)
+    defs = _qrels_defs(ds, warnings)
+    thr = 1 if threshold is None else threshold
+    scale = _grade_scale(qrels_frame, defs, thr, warnings)
+    measures, unparsed = _official_measures(docs.get("official_measures"))
+    meta = {
+        "ir_datasets_version": irds.__version__,
+        "dataset_id": dataset_id,
+        "files": files,
+        "query_fields": read.query_fields,
+        "query_text_field": read.text_field,
+        "qrel_fields": read.qrel_fields,
+        "counts": counts,
+        "documented_counts": documented,
+        "unjudged_queries_from": read.parent.source,
+        "bibtex_ids": docs.get("bibtex_ids"),
+        "official_measures_not_supported": unparsed,
+        "downloads_allowed": allow_download,
+        "warnings": warnings,
+    }
+    dataset = Dataset(
+        queries=tuple(read.queries), qrels=Qrels(qrels_frame, source=f"ir_datasets:{dataset_id}"),
+        dataset_id=dataset_id, grades=tuple(scale) if scale else None, threshold=thr, grade_definitions=defs,
+        completeness="pooled", corpus=read.corpus, query_source="dataset", description=_description(docs),
+        official_measures=measures, metadata={SOURCE_KEY: {k: v for k, v in meta.items() if v not in (None, [], {})}},
+        trec_iteration=_common_iteration(qrels_frame), source=f"ir_datasets:{dataset_id}",
+        unjudged_queries=tuple(read.parent.unjudged),
+    )
+    check_dataset(dataset)
+    return dataset
+
+
+class _Read(NamedTuple):
+    """What the reading stages of one import gave."""
+
+    files: dict[str, _SourceFile]
+    qrels_frame: pl.DataFrame
+    qrel_fields: list[str]
+    queries: list[Query]
+    query_fields: list[str]
+    text_field: str | None
+    parent: "_ParentQueries"
+    corpus: tuple[str, ...] | None  # the document IDs, when listed
+
+
+def _read_stages(irds, ds, dataset_id: str, home_now: str, bar: _Progress, warnings: list[str], *,
+                 allow_download: bool, list_docs: bool, max_docs: int) -> _Read:
+    """Read qrels, queries, the parent's unjudged queries and (with ``list_docs``) the document IDs, guarded."""
+    session = _Session(irds, allow_download)
     with session.active():
         session.stage = "qrels"
         with bar.stage("qrels"):
@@ -452,63 +505,32 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
             session.stage = "docs"
             with bar.stage("documents"):
                 corpus = _guarded(dataset_id, "docs", home_now, lambda: _read_doc_ids(ds, dataset_id, max_docs, bar))
-    files = _fingerprints(session.files, home_now, warnings)
-    counts = {"queries": len(queries), "qrels": qrels_frame.height}
-    if corpus is not None:
-        counts["docs"] = len(corpus)
-    if parent.unjudged:
-        counts["unjudged_queries"] = len(parent.unjudged)
+    return _Read(session.files, qrels_frame, qrel_fields, queries, query_fields, text_field, parent, corpus)
+
+
+def _counts(ds, dataset_id: str, read: _Read, warnings: list[str]) -> tuple[dict[str, int], dict]:
+    """What was read, counted, and what ir_datasets documents (a difference is a warning)."""
+    counts = {"queries": len(read.queries), "qrels": read.qrels_frame.height}
+    if read.corpus is not None:
+        counts["docs"] = len(read.corpus)
+    if read.parent.unjudged:
+        counts["unjudged_queries"] = len(read.parent.unjudged)
     documented = _documented_counts(ds)
     for what, n in documented.items():
         if what in counts and counts[what] != n:
             warnings.append(f"ir_datasets documents {n} {what} for {quote(dataset_id)}, but its cached files gave "
                             f"{counts[what]}: a partial or different file may be in the cache")
+    return counts, documented
 
-    docs = _documentation(ds)
-    defs = _qrels_defs(ds, warnings)
+
+def _grade_scale(qrels_frame: pl.DataFrame, defs: dict, threshold: int, warnings: list[str]) -> list[int]:
+    """Grades seen and defined; the threshold joins them when no grade reaches it."""
     seen = set(qrels_frame.get_column("grade").unique().to_list())
-    thr = 1 if threshold is None else threshold
     scale = sorted(seen | set(defs))
-    if scale and max(scale) < thr:
-        warnings.append(f"no grade reaches the relevance threshold {thr}; it is added to the grade scale")
-        scale.append(thr)
-    measures, unparsed = _official_measures(docs.get("official_measures"))
-    iteration = _common_iteration(qrels_frame)
-    meta = {
-        "ir_datasets_version": irds.__version__,
-        "dataset_id": dataset_id,
-        "files": files,
-        "query_fields": query_fields,
-        "query_text_field": text_field,
-        "qrel_fields": qrel_fields,
-        "counts": counts,
-        "documented_counts": documented,
-        "unjudged_queries_from": parent.source,
-        "bibtex_ids": docs.get("bibtex_ids"),
-        "official_measures_not_supported": unparsed,
-        "downloads_allowed": allow_download,
-        "warnings": warnings,
-    }
-    meta = {k: v for k, v in meta.items() if v not in (None, [], {})}
-    dataset = Dataset(
-        queries=tuple(queries),
-        qrels=Qrels(qrels_frame, source=f"ir_datasets:{dataset_id}"),
-        dataset_id=dataset_id,
-        grades=tuple(scale) if scale else None,
-        threshold=thr,
-        grade_definitions=defs,
-        completeness="pooled",
-        corpus=corpus,
-        query_source="dataset",
-        description=_description(docs),
-        official_measures=measures,
-        metadata={SOURCE_KEY: meta},
-        trec_iteration=iteration,
-        source=f"ir_datasets:{dataset_id}",
-        unjudged_queries=tuple(parent.unjudged),
-    )
-    check_dataset(dataset)
-    return dataset
+    if scale and max(scale) < threshold:
+        warnings.append(f"no grade reaches the relevance threshold {threshold}; it is added to the grade scale")
+        scale.append(threshold)
+    return scale
 
 
 def _guarded(dataset_id: str, stage: str, home: str, read: Callable[[], Any]) -> Any:
