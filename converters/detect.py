@@ -53,6 +53,18 @@ def json_layout(doc: Any, file: str | None, what: str) -> str:
 FORMATS = {"run": "trec-bridge.run", "dataset": "trec-bridge.dataset"}
 
 
+def looks_like_ranx(path: str | Path) -> bool:
+    """Whether the file is in ranx's layout, by the one detector every command uses (``json_layout``)."""
+    if not is_json(path):
+        return False
+    from . import strict_json as sj  # jsonschema: imported only when JSON is read (TREC start-up stays light)
+
+    try:
+        return json_layout(sj.read_json_file(path), str(path), "run") == "ranx"
+    except InvalidInput:
+        return False
+
+
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):

@@ -445,26 +445,12 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
     thr = 1 if threshold is None else threshold
     scale = _grade_scale(qrels_frame, defs, thr, warnings)
     measures, unparsed = _official_measures(docs.get("official_measures"))
-    meta = {
-        "ir_datasets_version": irds.__version__,
-        "dataset_id": dataset_id,
-        "files": files,
-        "query_fields": read.query_fields,
-        "query_text_field": read.text_field,
-        "qrel_fields": read.qrel_fields,
-        "counts": counts,
-        "documented_counts": documented,
-        "unjudged_queries_from": read.parent.source,
-        "bibtex_ids": docs.get("bibtex_ids"),
-        "official_measures_not_supported": unparsed,
-        "downloads_allowed": allow_download,
-        "warnings": warnings,
-    }
+    meta = _metadata(irds, dataset_id, read, files, counts, documented, docs, unparsed, allow_download, warnings)
     dataset = Dataset(
         queries=tuple(read.queries), qrels=Qrels(qrels_frame, source=f"ir_datasets:{dataset_id}"),
         dataset_id=dataset_id, grades=tuple(scale) if scale else None, threshold=thr, grade_definitions=defs,
         completeness="pooled", corpus=read.corpus, query_source="dataset", description=_description(docs),
-        official_measures=measures, metadata={SOURCE_KEY: {k: v for k, v in meta.items() if v not in (None, [], {})}},
+        official_measures=measures, metadata={SOURCE_KEY: meta},
         trec_iteration=_common_iteration(qrels_frame), source=f"ir_datasets:{dataset_id}",
         unjudged_queries=tuple(read.parent.unjudged),
     )
@@ -506,6 +492,27 @@ def _read_stages(irds, ds, dataset_id: str, home_now: str, bar: _Progress, warni
             with bar.stage("documents"):
                 corpus = _guarded(dataset_id, "docs", home_now, lambda: _read_doc_ids(ds, dataset_id, max_docs, bar))
     return _Read(session.files, qrels_frame, qrel_fields, queries, query_fields, text_field, parent, corpus)
+
+
+def _metadata(irds, dataset_id: str, read: _Read, files: list, counts: dict, documented: dict, docs: dict,
+              unparsed: list, allow_download: bool, warnings: list[str]) -> dict:
+    """The dataset's ``metadata["ir_datasets"]``: where it came from and what the import saw (empty entries left out)."""
+    meta = {
+        "ir_datasets_version": irds.__version__,
+        "dataset_id": dataset_id,
+        "files": files,
+        "query_fields": read.query_fields,
+        "query_text_field": read.text_field,
+        "qrel_fields": read.qrel_fields,
+        "counts": counts,
+        "documented_counts": documented,
+        "unjudged_queries_from": read.parent.source,
+        "bibtex_ids": docs.get("bibtex_ids"),
+        "official_measures_not_supported": unparsed,
+        "downloads_allowed": allow_download,
+        "warnings": warnings,
+    }
+    return {k: v for k, v in meta.items() if v not in (None, [], {})}
 
 
 def _counts(ds, dataset_id: str, read: _Read, warnings: list[str]) -> tuple[dict[str, int], dict]:

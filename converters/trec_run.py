@@ -156,22 +156,7 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
                            np.zeros(0, dtype=np.uint64))
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
-    runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
-    block_q, block_len = runs.get_column("value"), runs.get_column("len").to_numpy()
-    block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
-    if block_q.n_unique() == block_q.len():
-        queries, qidx, row = block_q, block_id, None  # row None: file order (no permutation)
-        keys = pair_keys_of_blocks(block_q, block_len, frame.get_column("doc_id"))
-    else:  # a query's lines are not contiguous: group them, keeping file order inside
-        queries = block_q.unique(maintain_order=True)
-        lookup = pl.DataFrame({"query_id": queries, "qi": np.arange(queries.len())})
-        block_qi = (pl.DataFrame({"query_id": block_q})
-                    .join(lookup, on="query_id", how="left", maintain_order="left").get_column("qi").to_numpy())
-        qidx_file = block_qi[block_id]
-        row = np.argsort(qidx_file, kind="stable")
-        qidx = qidx_file[row]
-        frame = frame[row]
-        keys = pair_keys(frame.get_column("query_id"), frame.get_column("doc_id"))
+    frame, queries, qidx, row, keys = _grouped_by_query(frame)
     _check_duplicates(frame, qidx, keys, row, file, lines)
 
     score = frame.get_column("score").to_numpy()
@@ -216,6 +201,32 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     qlist = tuple(queries.to_list())
     orders = tuple(QueryOrder(qid, int(t), bool(d)) for qid, t, d in zip(qlist, ties.tolist(), disagree.tolist()))
     return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
+
+
+def _grouped_by_query(frame: pl.DataFrame
+                      ) -> tuple[pl.DataFrame, pl.Series, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(frame, queries, qidx, row, keys): the rows grouped by query in first-appearance order, file order inside.
+
+    ``row`` maps the grouped rows to input rows (None: not moved, the usual
+    case); ``keys`` are their pair keys.
+    """
+    runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
+    block_q, block_len = runs.get_column("value"), runs.get_column("len").to_numpy()
+    block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
+    if block_q.n_unique() == block_q.len():
+        queries, qidx, row = block_q, block_id, None  # row None: file order (no permutation)
+        keys = pair_keys_of_blocks(block_q, block_len, frame.get_column("doc_id"))
+    else:  # a query's lines are not contiguous: group them, keeping file order inside
+        queries = block_q.unique(maintain_order=True)
+        lookup = pl.DataFrame({"query_id": queries, "qi": np.arange(queries.len())})
+        block_qi = (pl.DataFrame({"query_id": block_q})
+                    .join(lookup, on="query_id", how="left", maintain_order="left").get_column("qi").to_numpy())
+        qidx_file = block_qi[block_id]
+        row = np.argsort(qidx_file, kind="stable")
+        qidx = qidx_file[row]
+        frame = frame[row]
+        keys = pair_keys(frame.get_column("query_id"), frame.get_column("doc_id"))
+    return frame, queries, qidx, row, keys
 
 
 def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,

@@ -13,8 +13,9 @@
 * **Misordered queries**: the rows of the queries a policy's order would
   re-sort (score rises, or a tie breaks against its document order).
 
-A leaf module: numpy and polars only, so ``model``, ``ranking``, the
-converters and the references can all import it.
+A leaf module at run time (numpy and polars; ``policy`` only for type
+hints), so ``model``, ``ranking``, the converters and the references can all
+import it.
 """
 from __future__ import annotations
 
