@@ -185,6 +185,7 @@ class _Session:
         self.allow_download = allow_download
         self.stage = "setup"
         self.files: dict[str, _SourceFile] = {}
+        self.dl = None  # ir_datasets.util.download while active (the hooks test its classes)
 
     def record(self, path, md5: str | None = None) -> None:
         if path is None:
