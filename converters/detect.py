@@ -116,6 +116,18 @@ register_layout(JsonLayout("ranx", lambda doc: all(isinstance(v, dict) for v in 
                            _ranx_run, _ranx_dataset))
 
 
+def looks_like_ranx(path: str | Path) -> bool:
+    """Whether the file is in ranx's layout, by the one detector every command uses (``json_layout``)."""
+    if not is_json(path):
+        return False
+    from . import strict_json as sj  # jsonschema: imported only when JSON is read (TREC start-up stays light)
+
+    try:
+        return json_layout(sj.read_json_file(path), str(path), "run") == "ranx"
+    except InvalidInput:
+        return False
+
+
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import hashlib
 import html
 import os
@@ -35,7 +36,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import polars as pl
 
@@ -184,6 +185,7 @@ class _Session:
         self.allow_download = allow_download
         self.stage = "setup"
         self.files: dict[str, _SourceFile] = {}
+        self.dl = None  # ir_datasets.util.download while active (the hooks test its classes)
 
     def record(self, path, md5: str | None = None) -> None:
         if path is None:
@@ -199,127 +201,18 @@ class _Session:
 
     @contextlib.contextmanager
     def active(self) -> Iterator["_Session"]:
+        """Install the hooks (``_hooks``) on ir_datasets' classes, and remove them on exit."""
         from ir_datasets.util import download as dl
         from ir_datasets.util import fileio
 
-        session = self
+        self.dl = dl
         saved: list[tuple[Any, str, Any]] = []
-
-        def patch(owner, name: str, make: Callable[[Any], Any]) -> None:
+        for owner, name, hook in _hooks(dl, fileio):
             original = owner.__dict__.get(name)
             if original is None:
-                return  # another ir_datasets version: skip that hook rather than fail
+                continue  # another ir_datasets version: skip that hook rather than fail
             saved.append((owner, name, original))
-            setattr(owner, name, make(original))
-
-        def mirrors_info(download) -> tuple[list[str], list[str], list[str]]:
-            urls, local, local_existing = [], [], []
-            for m in getattr(download, "mirrors", []):
-                if isinstance(m, dl.LocalDownload):
-                    local.append(str(m._path))
-                    if m._path.exists():
-                        local_existing.append(str(m._path))
-                else:
-                    urls.append(getattr(m, "url", None) or getattr(m, "uri", None) or repr(m))
-            return urls, local, local_existing
-
-        def needed(download) -> DownloadNeeded:
-            urls, local, _ = mirrors_info(download)
-            cache = download._cache_path
-            return DownloadNeeded(urls, str(cache) if cache else None, download.expected_md5, local)
-
-        def download_path(original):
-            def path(self, force=True):
-                cache = self._cache_path
-                cached = self._path is not None or (cache is not None and cache != os.devnull and os.path.exists(cache))
-                if force and not cached and not session.allow_download:
-                    _, _, local_existing = mirrors_info(self)
-                    if not local_existing:
-                        raise needed(self)
-                    all_mirrors = self.mirrors
-                    self.mirrors = [m for m in all_mirrors if isinstance(m, dl.LocalDownload) and m._path.exists()]
-                    try:  # only the local copy: ir_datasets copies it to its cache, checking the md5
-                        result = original(self, force)
-                    except Exception as exc:  # noqa: BLE001 - e.g. HashVerificationError
-                        raise LocalCopyRejected(local_existing[0], self._cache_path, exc) from None
-                    finally:
-                        self.mirrors = all_mirrors
-                    session.record(result, self.expected_md5 if cache is not None and str(result) == str(cache) else None)
-                    return result
-                result = original(self, force)
-                if force:
-                    session.record(result, self.expected_md5 if cache is not None and str(result) == str(cache) else None)
-                return result
-            return path
-
-        def download_stream(original):
-            @contextlib.contextmanager
-            def stream(self):
-                if getattr(self, "_stream", False) and not session.allow_download:
-                    first = self.mirrors[0] if self.mirrors else None
-                    if not (isinstance(first, dl.LocalDownload) and first._path.exists()):
-                        raise needed(self)
-                    session.record(first._path)
-                with original(self) as s:
-                    yield s
-            return stream
-
-        def cache_verify(original):
-            def verify(self):
-                try:
-                    return original(self)
-                except DownloadNeeded as exc:
-                    exc.extracted_to.insert(0, str(self._path))
-                    raise
-            return verify
-
-        def cache_stream(original):
-            @contextlib.contextmanager
-            def stream(self):
-                with original(self) as s:
-                    session.record(self._path)
-                    yield s
-            return stream
-
-        def recorded_path(original):
-            def path(self, force=True):
-                result = original(self, force)
-                if force:
-                    session.record(result)
-                return result
-            return path
-
-        def local_path(original):
-            def path(self, force=True):
-                if force and not self._path.exists():
-                    raise ManualFileNeeded(str(self._path), self._message)
-                result = original(self, force)
-                if force:
-                    session.record(result)
-                return result
-            return path
-
-        def blocked(original):
-            def no_network(self, *args, **kwargs):
-                if session.allow_download:
-                    return original(self, *args, **kwargs)
-                url = getattr(self, "url", None) or getattr(self, "uri", None) or repr(self)
-                raise DownloadNeeded([url], None, None, [])
-            return no_network
-
-        patch(dl.Download, "path", download_path)
-        patch(dl.Download, "stream", download_stream)
-        patch(dl.LocalDownload, "path", local_path)
-        patch(fileio.Cache, "verify", cache_verify)
-        patch(fileio.Cache, "stream", cache_stream)
-        patch(fileio.Cache, "path", recorded_path)
-        patch(fileio.RelativePath, "path", recorded_path)
-        for cls_name in ("RequestsDownload", "GoogleDriveDownload", "GoogleCloudBucketStream"):
-            cls = getattr(dl, cls_name, None)
-            if cls is not None:
-                patch(cls, "stream", blocked)
-                if cls_name == "RequestsDownload":
-                    patch(cls, "__iter__", blocked)
+            setattr(owner, name, functools.partialmethod(hook, self, original))
         env = {"IR_DATASETS_DL_TRIES": "1"} if not self.allow_download else {}
         old_env = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
@@ -333,6 +226,127 @@ class _Session:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+# The hooks: each is installed as ``partialmethod(hook, session, original)``, so it is called as
+# ``hook(instance, session, original, *args)`` and calls ``original`` (ir_datasets' own method) itself.
+
+_NETWORK_CLASSES = ("RequestsDownload", "GoogleDriveDownload", "GoogleCloudBucketStream")
+
+
+def _hooks(dl, fileio) -> list[tuple[type, str, Callable]]:
+    """(class, method name, hook) for every ir_datasets method the session replaces, in installation order."""
+    hooks = [(dl.Download, "path", _download_path), (dl.Download, "stream", _download_stream),
+             (dl.LocalDownload, "path", _local_path), (fileio.Cache, "verify", _cache_verify),
+             (fileio.Cache, "stream", _cache_stream), (fileio.Cache, "path", _recorded_path),
+             (fileio.RelativePath, "path", _recorded_path)]
+    for cls_name in _NETWORK_CLASSES:
+        cls = getattr(dl, cls_name, None)
+        if cls is not None:
+            hooks.append((cls, "stream", _blocked))
+            if cls_name == "RequestsDownload":
+                hooks.append((cls, "__iter__", _blocked))
+    return hooks
+
+
+def _mirrors_info(dl, download) -> tuple[list[str], list[str], list[str]]:
+    """The download's URLs, its local mirrors, and those of them that exist."""
+    urls, local, local_existing = [], [], []
+    for m in getattr(download, "mirrors", []):
+        if isinstance(m, dl.LocalDownload):
+            local.append(str(m._path))
+            if m._path.exists():
+                local_existing.append(str(m._path))
+        else:
+            urls.append(getattr(m, "url", None) or getattr(m, "uri", None) or repr(m))
+    return urls, local, local_existing
+
+
+def _needed(dl, download) -> DownloadNeeded:
+    urls, local, _ = _mirrors_info(dl, download)
+    cache = download._cache_path
+    return DownloadNeeded(urls, str(cache) if cache else None, download.expected_md5, local)
+
+
+def _download_path(download, session: _Session, original, force=True):
+    """``Download.path``: offline, only a local copy may fill the cache; records the file and its md5."""
+    cache = download._cache_path
+    cached = download._path is not None or (cache is not None and cache != os.devnull and os.path.exists(cache))
+    if force and not cached and not session.allow_download:
+        result = _from_local_copy(download, session.dl, original)
+    else:
+        result = original(download, force)
+    if force:
+        session.record(result, download.expected_md5 if cache is not None and str(result) == str(cache) else None)
+    return result
+
+
+def _from_local_copy(download, dl, original):
+    """The download taken from its local copy only: ir_datasets copies it to its cache, checking the md5."""
+    _, _, local_existing = _mirrors_info(dl, download)
+    if not local_existing:
+        raise _needed(dl, download)
+    all_mirrors = download.mirrors
+    download.mirrors = [m for m in all_mirrors if isinstance(m, dl.LocalDownload) and m._path.exists()]
+    try:
+        return original(download, True)
+    except Exception as exc:  # noqa: BLE001 - e.g. HashVerificationError
+        raise LocalCopyRejected(local_existing[0], download._cache_path, exc) from None
+    finally:
+        download.mirrors = all_mirrors
+
+
+@contextlib.contextmanager
+def _download_stream(download, session: _Session, original):
+    """``Download.stream``: offline, a streamed download is read only from an existing local first mirror."""
+    if getattr(download, "_stream", False) and not session.allow_download:
+        first = download.mirrors[0] if download.mirrors else None
+        if not (isinstance(first, session.dl.LocalDownload) and first._path.exists()):
+            raise _needed(session.dl, download)
+        session.record(first._path)
+    with original(download) as s:
+        yield s
+
+
+def _cache_verify(cache, session: _Session, original):
+    """``Cache.verify``: a missing download names the file it would have been extracted to."""
+    try:
+        return original(cache)
+    except DownloadNeeded as exc:
+        exc.extracted_to.insert(0, str(cache._path))
+        raise
+
+
+@contextlib.contextmanager
+def _cache_stream(cache, session: _Session, original):
+    with original(cache) as s:
+        session.record(cache._path)
+        yield s
+
+
+def _recorded_path(owner, session: _Session, original, force=True):
+    result = original(owner, force)
+    if force:
+        session.record(result)
+    return result
+
+
+def _local_path(local, session: _Session, original, force=True):
+    """``LocalDownload.path``: a file ir_datasets cannot download is absent: say where it must be placed."""
+    if force and not local._path.exists():
+        raise ManualFileNeeded(str(local._path), local._message)
+    result = original(local, force)
+    if force:
+        session.record(result)
+    return result
+
+
+def _blocked(network, session: _Session, original, *args, **kwargs):
+    """A network download: refused unless downloads are allowed."""
+    if session.allow_download:
+        return original(network, *args, **kwargs)
+    url = getattr(network, "url", None) or getattr(network, "uri", None) or repr(network)
+    raise DownloadNeeded([url], None, None, [])
 
 
 # --------------------------------------------------------------------------- progress
@@ -421,8 +435,47 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
             raise UsageError("E_USAGE", f"ir_datasets dataset {quote(dataset_id)} has no {what}; trec-bridge imports "
                              "datasets with both queries and qrels")
     home_now = str(_IMPORTED_HOME or default_home())
-    session = _Session(irds, allow_download)
     warnings: list[str] = []
+    read = _read_stages(irds, ds, dataset_id, home_now, bar, warnings, allow_download=allow_download,
+                        list_docs=list_docs, max_docs=max_docs)
+    qrels_frame = read.qrels_frame
+    files = _fingerprints(read.files, home_now, warnings)
+    counts, documented = _counts(ds, dataset_id, read, warnings)
+    docs = _documentation(ds)
+    defs = _qrels_defs(ds, warnings)
+    thr = 1 if threshold is None else threshold
+    scale = _grade_scale(qrels_frame, defs, thr, warnings)
+    measures, unparsed = _official_measures(docs.get("official_measures"))
+    meta = _metadata(irds, dataset_id, read, files, counts, documented, docs, unparsed, allow_download, warnings)
+    dataset = Dataset(
+        queries=tuple(read.queries), qrels=Qrels(qrels_frame, source=f"ir_datasets:{dataset_id}"),
+        dataset_id=dataset_id, grades=tuple(scale) if scale else None, threshold=thr, grade_definitions=defs,
+        completeness="pooled", corpus=read.corpus, query_source="dataset", description=_description(docs),
+        official_measures=measures, metadata={SOURCE_KEY: meta},
+        trec_iteration=_common_iteration(qrels_frame), source=f"ir_datasets:{dataset_id}",
+        unjudged_queries=tuple(read.parent.unjudged),
+    )
+    check_dataset(dataset)
+    return dataset
+
+
+class _Read(NamedTuple):
+    """What the reading stages of one import gave."""
+
+    files: dict[str, _SourceFile]
+    qrels_frame: pl.DataFrame
+    qrel_fields: list[str]
+    queries: list[Query]
+    query_fields: list[str]
+    text_field: str | None
+    parent: "_ParentQueries"
+    corpus: tuple[str, ...] | None  # the document IDs, when listed
+
+
+def _read_stages(irds, ds, dataset_id: str, home_now: str, bar: _Progress, warnings: list[str], *,
+                 allow_download: bool, list_docs: bool, max_docs: int) -> _Read:
+    """Read qrels, queries, the parent's unjudged queries and (with ``list_docs``) the document IDs, guarded."""
+    session = _Session(irds, allow_download)
     with session.active():
         session.stage = "qrels"
         with bar.stage("qrels"):
@@ -439,63 +492,53 @@ def import_irds(dataset_id: str, *, list_docs: bool = False, progress=None, max_
             session.stage = "docs"
             with bar.stage("documents"):
                 corpus = _guarded(dataset_id, "docs", home_now, lambda: _read_doc_ids(ds, dataset_id, max_docs, bar))
-    files = _fingerprints(session.files, home_now, warnings)
-    counts = {"queries": len(queries), "qrels": qrels_frame.height}
-    if corpus is not None:
-        counts["docs"] = len(corpus)
-    if parent.unjudged:
-        counts["unjudged_queries"] = len(parent.unjudged)
-    documented = _documented_counts(ds)
-    for what, n in documented.items():
-        if what in counts and counts[what] != n:
-            warnings.append(f"ir_datasets documents {n} {what} for {quote(dataset_id)}, but its cached files gave "
-                            f"{counts[what]}: a partial or different file may be in the cache")
+    return _Read(session.files, qrels_frame, qrel_fields, queries, query_fields, text_field, parent, corpus)
 
-    docs = _documentation(ds)
-    defs = _qrels_defs(ds, warnings)
-    seen = set(qrels_frame.get_column("grade").unique().to_list())
-    thr = 1 if threshold is None else threshold
-    scale = sorted(seen | set(defs))
-    if scale and max(scale) < thr:
-        warnings.append(f"no grade reaches the relevance threshold {thr}; it is added to the grade scale")
-        scale.append(thr)
-    measures, unparsed = _official_measures(docs.get("official_measures"))
-    iteration = _common_iteration(qrels_frame)
+
+def _metadata(irds, dataset_id: str, read: _Read, files: list, counts: dict, documented: dict, docs: dict,
+              unparsed: list, allow_download: bool, warnings: list[str]) -> dict:
+    """The dataset's ``metadata["ir_datasets"]``: where it came from and what the import saw (empty entries left out)."""
     meta = {
         "ir_datasets_version": irds.__version__,
         "dataset_id": dataset_id,
         "files": files,
-        "query_fields": query_fields,
-        "query_text_field": text_field,
-        "qrel_fields": qrel_fields,
+        "query_fields": read.query_fields,
+        "query_text_field": read.text_field,
+        "qrel_fields": read.qrel_fields,
         "counts": counts,
         "documented_counts": documented,
-        "unjudged_queries_from": parent.source,
+        "unjudged_queries_from": read.parent.source,
         "bibtex_ids": docs.get("bibtex_ids"),
         "official_measures_not_supported": unparsed,
         "downloads_allowed": allow_download,
         "warnings": warnings,
     }
-    meta = {k: v for k, v in meta.items() if v not in (None, [], {})}
-    dataset = Dataset(
-        queries=tuple(queries),
-        qrels=Qrels(qrels_frame, source=f"ir_datasets:{dataset_id}"),
-        dataset_id=dataset_id,
-        grades=tuple(scale) if scale else None,
-        threshold=thr,
-        grade_definitions=defs,
-        completeness="pooled",
-        corpus=corpus,
-        query_source="dataset",
-        description=_description(docs),
-        official_measures=measures,
-        metadata={SOURCE_KEY: meta},
-        trec_iteration=iteration,
-        source=f"ir_datasets:{dataset_id}",
-        unjudged_queries=tuple(parent.unjudged),
-    )
-    check_dataset(dataset)
-    return dataset
+    return {k: v for k, v in meta.items() if v not in (None, [], {})}
+
+
+def _counts(ds, dataset_id: str, read: _Read, warnings: list[str]) -> tuple[dict[str, int], dict]:
+    """What was read, counted, and what ir_datasets documents (a difference is a warning)."""
+    counts = {"queries": len(read.queries), "qrels": read.qrels_frame.height}
+    if read.corpus is not None:
+        counts["docs"] = len(read.corpus)
+    if read.parent.unjudged:
+        counts["unjudged_queries"] = len(read.parent.unjudged)
+    documented = _documented_counts(ds)
+    for what, n in documented.items():
+        if what in counts and counts[what] != n:
+            warnings.append(f"ir_datasets documents {n} {what} for {quote(dataset_id)}, but its cached files gave "
+                            f"{counts[what]}: a partial or different file may be in the cache")
+    return counts, documented
+
+
+def _grade_scale(qrels_frame: pl.DataFrame, defs: dict, threshold: int, warnings: list[str]) -> list[int]:
+    """Grades seen and defined; the threshold joins them when no grade reaches it."""
+    seen = set(qrels_frame.get_column("grade").unique().to_list())
+    scale = sorted(seen | set(defs))
+    if scale and max(scale) < threshold:
+        warnings.append(f"no grade reaches the relevance threshold {threshold}; it is added to the grade scale")
+        scale.append(threshold)
+    return scale
 
 
 def _guarded(dataset_id: str, stage: str, home: str, read: Callable[[], Any]) -> Any:

@@ -36,17 +36,6 @@ from trec_bridge.messages import quote
 
 from . import strict_json as sj
 
-def looks_like_ranx(path: str | os.PathLike) -> bool:
-    """Whether the file is in ranx's layout, by the one detector every command uses (detect.json_layout)."""
-    from .detect import is_json, json_layout
-
-    if not is_json(path):
-        return False
-    try:
-        return json_layout(sj.read_json_file(path), str(path), "run") == "ranx"
-    except InvalidInput:
-        return False
-
 
 # --------------------------------------------------------------------------- reading
 

@@ -20,7 +20,8 @@ from converters.export import (
     read_ir_measures_tsv, run_to_ir_measures,
 )
 from converters.json_run import document_to_run
-from converters.ranx_json import looks_like_ranx, read_ranx_qrels, read_ranx_run, write_ranx_run
+from converters.detect import looks_like_ranx
+from converters.ranx_json import read_ranx_qrels, read_ranx_run, write_ranx_run
 from converters.trec_qrels import read_trec_qrels
 from converters.trec_run import read_trec_run, trec_score_values
 from trec_bridge.cli import export as export_cli

@@ -41,7 +41,7 @@ def test_trec_run_refuses_invisible_anywhere_in_an_id(tmp_path, cp):
 @pytest.mark.parametrize("cp", [0x200B, 0x202E, 0x2066, 0xFEFF])
 def test_trec_run_parts_refuse_invisible(tmp_path, cp):
     """The part reader (score's bounded-memory path) applies the same byte check."""
-    from converters.trec_run import read_trec_run_parts
+    from converters.trec_run_parts import read_trec_run_parts
 
     path = tmp_path / "run.txt"
     lines = [f"q{i // 3} Q0 d{i} {i % 3 + 1} {3 - i % 3}.0 t\n" for i in range(3000)]

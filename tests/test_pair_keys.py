@@ -10,7 +10,7 @@ import random
 import numpy as np
 import polars as pl
 
-from trec_bridge.ranking import pair_keys, pair_keys_of_blocks
+from trec_bridge.ordering import pair_keys, pair_keys_of_blocks
 
 
 def test_keys_of_blocks_equal_keys_of_rows():

@@ -14,9 +14,10 @@ import re
 
 import pytest
 
-import converters.trec_run as trec_run
+import converters.trec_run_parts as trec_run_parts
 from converters.detect import load_dataset_any
-from converters.trec_run import read_trec_run, read_trec_run_parts
+from converters.trec_run import read_trec_run
+from converters.trec_run_parts import read_trec_run_parts
 from trec_bridge.cli.main import main
 from trec_bridge.measures import parse_measures
 from trec_bridge.model import QueryNotContiguous
@@ -91,11 +92,11 @@ def test_pieces_hold_whole_queries_as_many_as_a_part_allows(tmp_path, monkeypatc
         lines = [b"q15b Q0 " + b"x" * 1500 + b" 1 1.0 tag\n"] + [b"q15b Q0 d%d 1 1.0 tag\n" % i for i in range(300)]
         data = data[:middle] + b"".join(lines) + data[middle:]
         open(run, "wb").write(data)
-    monkeypatch.setattr(trec_run, "_PROBES", probes)
+    monkeypatch.setattr(trec_run_parts, "_PROBES", probes)
     with open(run, "rb") as fh:
-        pieces = [piece for piece, _, _ in trec_run._line_pieces(fh, part_bytes, None, run)]
+        pieces = [piece for piece, _, _ in trec_run_parts._line_pieces(fh, part_bytes, None, run)]
     with open(run, "rb") as fh:
-        flags = [(at_start, last) for _, at_start, last in trec_run._line_pieces(fh, part_bytes, None, run)]
+        flags = [(at_start, last) for _, at_start, last in trec_run_parts._line_pieces(fh, part_bytes, None, run)]
     assert b"".join(pieces) == data
     assert flags == [(i == 0, i == len(pieces) - 1) for i in range(len(pieces))]
     queries = [{_first_field(line) for line in piece.splitlines()} - {None} for piece in pieces]
@@ -131,9 +132,9 @@ def test_pieces_hold_whole_queries_as_many_as_a_part_allows(tmp_path, monkeypatc
 ])
 def test_last_query_start(lines, cut, query):
     data = b"".join(lines)
-    assert trec_run._last_query_start(data, 0, len(data)) == (cut, query)
+    assert trec_run_parts._last_query_start(data, 0, len(data)) == (cut, query)
     shifted = b"xx\n" + data  # a range that starts after the data's start
-    assert trec_run._last_query_start(shifted, 3, len(shifted)) == (None if cut is None else cut + 3, query)
+    assert trec_run_parts._last_query_start(shifted, 3, len(shifted)) == (None if cut is None else cut + 3, query)
 
 
 # the catalogue as it is, and (where a line is named) after a first line of another query: a part of its own
@@ -153,7 +154,7 @@ def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys
     path = tmp_path / "run.txt"
     path.write_bytes(content)
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
-    monkeypatch.setattr(trec_run, "PART_BYTES", part_bytes)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", part_bytes)
     assert main(["score", str(tmp_path / "qrels.txt"), str(path), "P@1"]) == 1
     err = capsys.readouterr().err
     where = f"[{code}] {path}" + (f":{line}" if line else "")
@@ -166,7 +167,7 @@ def test_a_query_split_across_parts_is_reported_and_the_cli_reads_the_run_whole(
     run.write_text("q1 Q0 a 1 3 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 2 t\n")  # q1's lines are not together
     with pytest.raises(QueryNotContiguous):
         list(read_trec_run_parts(run, part_bytes=16))
-    monkeypatch.setattr(trec_run, "PART_BYTES", 16)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", 16)
     assert main(["score", str(qrels), str(run), "P@2 RR", "--json", str(tmp_path / "r.json")]) == 0
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["means"]["P@2"]["exact"] == "1/2" and report["means"]["RR"]["exact"] == "1"
@@ -174,7 +175,7 @@ def test_a_query_split_across_parts_is_reported_and_the_cli_reads_the_run_whole(
 
 def test_the_report_fingerprints_the_bytes_read_in_parts(tmp_path, monkeypatch):
     qrels, run = _files(tmp_path)
-    monkeypatch.setattr(trec_run, "PART_BYTES", 100)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", 100)
     out = tmp_path / "r.json"
     assert main(["score", qrels, run, "P@5", "--json", str(out)]) == 2  # q99 is missing
     report = json.loads(out.read_text())
@@ -187,7 +188,7 @@ def test_a_slow_read_shows_progress_on_stderr_and_erases_it(tmp_path, monkeypatc
 
     qrels, run = _files(tmp_path)
     monkeypatch.setattr(progress, "DEFAULT_DELAY", 0.0)  # every read counts as slow
-    monkeypatch.setattr(trec_run, "PART_BYTES", 200)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", 200)
     monkeypatch.setenv("TREC_BRIDGE_PROGRESS", "1")  # captured stderr is no terminal
     assert main(["score", qrels, run, "P@5"]) == 2
     err = capsys.readouterr().err

@@ -22,6 +22,9 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from .fingerprint import canonical_sha256
+from .ordering import pair_keys
+
 RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64}
 QRELS_SCHEMA = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
 CHUNK_SCHEMA = {"chunk_id": pl.String, "doc_id": pl.String}
@@ -152,10 +155,8 @@ class Run:
         return self._blocks[1], self._blocks[2]
 
     def pair_keys(self) -> np.ndarray:
-        """``ranking.pair_keys`` of every row (the reader's, when it computed them for its duplicate check)."""
+        """``ordering.pair_keys`` of every row (the reader's, when it computed them for its duplicate check)."""
         if self._pair_keys is None or self._pair_keys[0] is not self.frame:
-            from .ranking import pair_keys
-
             self._pair_keys = (self.frame, pair_keys(self.frame.get_column("query_id"),
                                                      self.frame.get_column("doc_id")))
         return self._pair_keys[1]
@@ -196,8 +197,6 @@ class ChunkMap:
 
     def fingerprint(self) -> str:
         """Independent of entry order; changes when any entry changes."""
-        from .fingerprint import canonical_sha256
-
         pairs = sorted(zip(self.frame.get_column("chunk_id").to_list(), self.frame.get_column("doc_id").to_list()))
         return canonical_sha256(pairs)
 

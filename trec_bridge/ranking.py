@@ -19,9 +19,8 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
+from .ordering import pair_keys, positions, rows_of_misordered_queries, sort_key
 from .policy import Ordering
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def query_index(query_ids: list[str]) -> pl.DataFrame:
@@ -83,16 +82,6 @@ class RankingBuilder:
             qrels_query=q_judged[in_index],
             qrels_grade=np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index],
         )
-
-
-def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
-    """A 64-bit hash of each (query ID, document ID) row: equal pairs, equal hashes (the converse is checked)."""
-    return (query.hash(seed=0).to_numpy() * _MIX) ^ doc.hash(seed=0).to_numpy()
-
-
-def pair_keys_of_blocks(block_query: pl.Series, block_length: np.ndarray, doc: pl.Series) -> np.ndarray:
-    """``pair_keys`` of rows grouped in blocks of one query each: the query part is hashed once per block."""
-    return np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length) ^ doc.hash(seed=0).to_numpy()
 
 
 class _IndexLookup:
@@ -171,9 +160,9 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
         if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
             return _sorted_fully(frame, qidx, ordering)
-    key = _sort_key(frame, qidx, rank, ordering)
+    key = sort_key(frame, qidx, rank, ordering)
     doc = frame.get_column("doc_id")
-    rows = _rows_of_misordered_queries(starts, key, doc, ordering)
+    rows = rows_of_misordered_queries(starts, key, doc, ordering)
     if len(rows) == 0:
         return rank, qidx, frame
     block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
@@ -185,66 +174,16 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
     return new_rank, qidx, frame
 
 
-def _sort_key(frame: pl.DataFrame, qidx: np.ndarray, rank: np.ndarray, ordering: Ordering) -> np.ndarray:
-    """The score a policy sorts by; a row without score gets n - rank + 1 (what our TREC writer writes)."""
-    score = frame.get_column("score")
-    key = score.to_numpy() if score.null_count() == 0 else score.fill_null(np.nan).to_numpy().copy()
-    if score.null_count():
-        missing = np.isnan(key) & score.is_null().to_numpy()
-        lengths = np.bincount(qidx)[qidx[missing]]
-        key[missing] = (lengths - rank[missing] + 1).astype(np.float64)
-    if ordering.precision == "float32":
-        with np.errstate(over="ignore"):  # beyond float32's range: inf, as C's (float) cast gives
-            key = key.astype(np.float32)
-    return key
-
-
-def _rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering
-                                ) -> np.ndarray:
-    """Rows of every query whose key rises somewhere or whose ties break against the policy's docno order.
-
-    Queries are the contiguous row groups beginning at ``starts``.  Only the
-    rows where the key rises or ties are looked at (in a file sorted by
-    score: none, and the few float32 collisions), not every row.
-    """
-    n = len(key)
-    rises = _inside_a_query(np.flatnonzero(key[1:] > key[:-1]) + 1, starts)
-    tie = _inside_a_query(np.flatnonzero(key[1:] == key[:-1]) + 1, starts)
-    if len(tie):
-        first, second = doc.gather(tie - 1), doc.gather(tie)
-        right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
-        rises = np.concatenate([rises, tie[~right]])
-    if len(rises) == 0:
-        return rises
-    blocks = np.unique(np.searchsorted(starts, rises, side="right") - 1)
-    first_row = starts[blocks]
-    lengths = np.append(starts[1:], n)[blocks] - first_row
-    offset = np.cumsum(lengths) - lengths
-    return np.repeat(first_row - offset, lengths) + np.arange(int(lengths.sum()))
-
-
-def _inside_a_query(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The rows that are not the first of their query (so compared above with a row of the same query)."""
-    return rows[starts[np.searchsorted(starts, rows, side="right") - 1] != rows]
-
-
 def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
     """Group by query and sort by key (for frames whose queries are not contiguous)."""
     rank = frame.get_column("rank").to_numpy()
     keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64),
-                               _key=pl.Series(_sort_key(frame, qidx, rank, ordering)))
+                               _key=pl.Series(sort_key(frame, qidx, rank, ordering)))
     keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
                        maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
     return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
-
-
-def positions(starts: np.ndarray, n: int) -> np.ndarray:
-    """1, 2, ... inside each group of rows beginning at ``starts`` (one array, cumulated in place)."""
-    pos = np.ones(n, dtype=np.int64)
-    pos[starts[1:]] = 1 - np.diff(starts)
-    return np.cumsum(pos, out=pos)
 
 
 def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray

@@ -79,7 +79,7 @@ def _score_in_parts(dataset, args, measures, policy):
     whose lines are split by another query's across parts.
     """
     from converters.detect import is_json
-    from converters.trec_run import can_read_in_parts, read_trec_run_parts
+    from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
 
     from ..model import QueryNotContiguous
     from ..scorer import score_parts

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Literal
 
 import polars as pl
@@ -20,6 +20,8 @@ from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
 from ..measures.base import FAMILIES, Measure
 from ..model import Qrels, Run
+from ..ordering import synthetic_score_expr
+from .result import Done, Pending, ReferenceResult  # noqa: F401  (re-exported: the adapters import them from here)
 from ..messages import quote
 
 
@@ -31,23 +33,6 @@ class Options:
     rr_cutoff: Literal["ignore", "emulate"] = "ignore"  # trec_eval RR@k: plain recip_rank, or a run with -M k
     timeout: float | None = 600.0  # seconds per external process
     memory_limit: int | None = None  # bytes of address space per tool process; None: sized by the input (isolate.py)
-
-
-@dataclass
-class ReferenceResult:
-    """One tool's answer, keyed by our measure strings (``str(Measure)``)."""
-
-    tool: str
-    version: str
-    per_query: dict[str, dict[str, float]] = field(default_factory=dict)  # only the queries the tool reported
-    aggregate: dict[str, float] = field(default_factory=dict)  # the tool's own mean / "all" row
-    served_by: dict[str, str] = field(default_factory=dict)  # native name (trec_eval) or provider (ir_measures)
-    native: dict[str, str] = field(default_factory=dict)  # the tool's own name for the measure
-    command: list[str] = field(default_factory=list)  # what was run, one entry per invocation
-    precision: int | None = None  # decimals the tool prints (trec_eval: 4); None: full double
-    unsupported: dict[str, str] = field(default_factory=dict)  # left out, with the reason
-    failed: dict[str, str] = field(default_factory=dict)  # the tool raised for these (its message)
-    notes: list[str] = field(default_factory=list)
 
 
 class Reference(ABC):
@@ -169,29 +154,6 @@ class PythonReference(Reference):
         return str(getattr(self._module(), "__version__", "unknown"))
 
 
-class Pending(ABC):
-    """A reference evaluation under way (see ``Reference.start``)."""
-
-    @abstractmethod
-    def result(self) -> ReferenceResult:
-        """Wait for the tool; return its result or raise its error (the same on every call)."""
-
-    def cancel(self) -> None:
-        """Stop the work and free what it holds; harmless once finished."""
-
-
-class Done(Pending):
-    """An evaluation that finished (or failed) when it was started."""
-
-    def __init__(self, value: ReferenceResult | None = None, error: Exception | None = None):
-        self._value, self._error = value, error
-
-    def result(self) -> ReferenceResult:
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 def unavailable(message: str) -> ReferenceUnavailable:
     return ReferenceUnavailable("E_REFERENCE_UNAVAILABLE", message)
 
@@ -204,7 +166,8 @@ def effective_rel(measure: Measure, rel: int) -> int:
 # ---------------------------------------------------------------- inputs
 
 def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
-    """The run's rows with the scores the model holds; a query whose scores are null gets n - position + 1.
+    """The run's rows with the scores the model holds; a query whose scores are null gets synthetic ones
+    (``ordering.synthetic_scores``: n - position + 1).
 
     Returns the frame (query_id, doc_id, rank, score) and the queries that got
     synthetic scores (reported as a note: those queries carry no tie or
@@ -216,10 +179,8 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
     nulls = frame.group_by("query_id", maintain_order=True).agg(pl.col("score").null_count().alias("n_null"))
     synthetic = nulls.filter(pl.col("n_null") > 0).get_column("query_id").to_list()
     if synthetic:
-        position = pl.int_range(1, pl.len() + 1).over("query_id")
-        fill = (pl.len().over("query_id") - position + 1).cast(pl.Float64)
-        frame = frame.with_columns(
-            pl.when(pl.col("query_id").is_in(synthetic)).then(fill).otherwise(pl.col("score")).alias("score"))
+        frame = frame.with_columns(pl.when(pl.col("query_id").is_in(synthetic)).then(synthetic_score_expr())
+                                   .otherwise(pl.col("score")).alias("score"))
     return frame, synthetic
 
 

@@ -31,7 +31,7 @@ except ImportError:  # not POSIX: no limit, and PythonReference.start stays in-p
     resource = None
 
 from ..errors import ReferenceFailed
-from .base import Pending, ReferenceResult
+from .result import Pending, ReferenceResult
 
 MIB = 1 << 20
 BASE_LIMIT = 1024 * MIB  # address space any tool may take beyond its inputs

@@ -1,0 +1,149 @@
+"""The ordering and hashing rules, in one place: every reader, writer, the ranking and the references use these.
+
+* **Pair keys**: a 64-bit hash of (query ID, document ID), to screen for
+  duplicates and judged rows without joining strings (equal pairs, equal
+  keys; the converse is always confirmed on the strings).
+* **Positions**: rank 1..n inside each contiguous group of rows.
+* **The sort key** a policy orders by: the score, read as a float32 where the
+  tool does (C's ``(float)`` cast: beyond float32's range, inf), and for a
+  row without score the **synthetic score** n - rank + 1 (what our TREC
+  writer writes).
+* **trec_eval's order**: score descending, ties by document ID descending in
+  byte order; ``in_trec_order`` tells which rows already follow it.
+* **Misordered queries**: the rows of the queries a policy's order would
+  re-sort (score rises, or a tie breaks against its document order).
+
+A leaf module at run time (numpy and polars; ``policy`` only for type
+hints), so ``model``, ``ranking``, the converters and the references can all
+import it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from .policy import Ordering
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+# ---------------------------------------------------------------- hashing
+
+def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each (query ID, document ID) row: equal pairs, equal hashes (the converse is checked)."""
+    return (query.hash(seed=0).to_numpy() * _MIX) ^ doc.hash(seed=0).to_numpy()
+
+
+def pair_keys_of_blocks(block_query: pl.Series, block_length: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """``pair_keys`` of rows grouped in blocks of one query each: the query part is hashed once per block."""
+    return np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length) ^ doc.hash(seed=0).to_numpy()
+
+
+# ---------------------------------------------------------------- positions and scores
+
+def positions(starts: np.ndarray, n: int) -> np.ndarray:
+    """1, 2, ... inside each group of rows beginning at ``starts`` (one array, cumulated in place)."""
+    pos = np.ones(n, dtype=np.int64)
+    pos[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(pos, out=pos)
+
+
+def synthetic_scores(length: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """n - rank + 1 as float64: the score of a row without one (the first of n gets n, the last 1)."""
+    return (length - rank + 1).astype(np.float64)
+
+
+def synthetic_score_expr() -> pl.Expr:
+    """``synthetic_scores`` as a polars expression over rows grouped by query in rank order."""
+    position = pl.int_range(1, pl.len() + 1).over("query_id")
+    return (pl.len().over("query_id") - position + 1).cast(pl.Float64)
+
+
+def as_float32(values: np.ndarray) -> np.ndarray:
+    """The scores as trec_eval 9 and pytrec_eval read them: C's ``(float)`` cast (beyond its range: inf)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values.astype(np.float32)
+
+
+def sort_key(frame: pl.DataFrame, qidx: np.ndarray, rank: np.ndarray, ordering: Ordering) -> np.ndarray:
+    """The score a policy sorts by; a row without score gets n - rank + 1 (what our TREC writer writes)."""
+    score = frame.get_column("score")
+    key = score.to_numpy() if score.null_count() == 0 else score.fill_null(np.nan).to_numpy().copy()
+    if score.null_count():
+        missing = np.isnan(key) & score.is_null().to_numpy()
+        lengths = np.bincount(qidx)[qidx[missing]]
+        key[missing] = synthetic_scores(lengths, rank[missing])
+    if ordering.precision == "float32":
+        key = as_float32(key)
+    return key
+
+
+# ---------------------------------------------------------------- trec_eval's order
+
+def in_trec_order(same: np.ndarray, score: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """Per row: True where it starts a query (``same``: the row's query is the previous row's) or follows the
+    previous row in trec_eval's order.
+
+    That is score strictly lower, or equal with a lower document ID (byte
+    order); the document IDs are compared only at the few tied rows.
+    """
+    ok = ~same
+    ok[1:] |= score[:-1] > score[1:]
+    tie_rows = np.flatnonzero(~ok & np.r_[False, score[:-1] == score[1:]])
+    if tie_rows.size:
+        ok[tie_rows] = (doc.gather(tie_rows - 1) > doc.gather(tie_rows)).to_numpy()
+    return ok
+
+
+def score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same: np.ndarray) -> np.ndarray | None:
+    """Permutation putting each query in trec_eval's order; None when already so.
+
+    Only the queries found out of order are sorted, so a file already in
+    score order (the usual case) costs one vectorised pass.
+    """
+    n = len(score)
+    ok = in_trec_order(same, score, doc)
+    if ok.all():
+        return None
+    bad_q = np.zeros(int(qidx[-1]) + 1, dtype=bool)
+    bad_q[qidx[~ok]] = True
+    pos = np.flatnonzero(bad_q[qidx])
+    sub = pl.DataFrame({"qi": qidx[pos], "s": score[pos], "d": doc.gather(pos), "p": pos})
+    sub = sub.sort(["qi", "s", "d"], descending=[False, True, True])
+    perm = np.arange(n)
+    perm[pos] = sub.get_column("p").to_numpy()
+    return perm
+
+
+# ---------------------------------------------------------------- a policy's order
+
+def rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Series, ordering: Ordering
+                               ) -> np.ndarray:
+    """Rows of every query whose key rises somewhere or whose ties break against the policy's docno order.
+
+    Queries are the contiguous row groups beginning at ``starts``.  Only the
+    rows where the key rises or ties are looked at (in a file sorted by
+    score: none, and the few float32 collisions), not every row.
+    """
+    n = len(key)
+    rises = _inside_a_query(np.flatnonzero(key[1:] > key[:-1]) + 1, starts)
+    tie = _inside_a_query(np.flatnonzero(key[1:] == key[:-1]) + 1, starts)
+    if len(tie):
+        first, second = doc.gather(tie - 1), doc.gather(tie)
+        right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
+        rises = np.concatenate([rises, tie[~right]])
+    if len(rises) == 0:
+        return rises
+    blocks = np.unique(np.searchsorted(starts, rises, side="right") - 1)
+    first_row = starts[blocks]
+    lengths = np.append(starts[1:], n)[blocks] - first_row
+    offset = np.cumsum(lengths) - lengths
+    return np.repeat(first_row - offset, lengths) + np.arange(int(lengths.sum()))
+
+
+def _inside_a_query(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The rows that are not the first of their query (so compared above with a row of the same query)."""
+    return rows[starts[np.searchsorted(starts, rows, side="right") - 1] != rows]
