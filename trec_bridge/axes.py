@@ -59,7 +59,10 @@ AXES: tuple[Axis, ...] = (
 
 
 def reason(axis: Axis, value) -> str:
-    """Why a policy takes ``value`` on ``axis``: the registered reason, else the axis and the value."""
-    from . import references  # noqa: F401  (each tool registers its reasons when its adapter is imported)
+    """Why a policy takes ``value`` on ``axis``: the registered reason, else the axis and the value.
 
+    Each tool registers its reasons when its adapter is imported; the callers
+    (reconcile, divergence_doc) import ``references`` for that, so this leaf
+    module imports nothing of the package.
+    """
     return axis.reasons.get(value, f"{axis.title}: {value}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from . import references as _references  # noqa: F401  (the tools register their axis reasons)
 from .axes import AXES, Axis, reason
 from .errors import TrecBridgeError
 from .measures.parse import parse_measures

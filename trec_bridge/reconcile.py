@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from . import references as _references  # noqa: F401  (the tools register their axis reasons)
 from .axes import AXES, reason
 from .measures.base import Measure
 from .policy import STRICT, Policy
