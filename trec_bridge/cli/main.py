@@ -51,14 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(f".{module_name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__package__}.{module_name}":
-                continue  # command not built yet
-            raise
-        module.add_parser(sub)
+    for module_name in COMMANDS.values():
+        importlib.import_module(f".{module_name}", __package__).add_parser(sub)
     return parser
 
 
