@@ -30,14 +30,18 @@ SLOW_FILES = frozenset({
     "test_dl_official_runs.py",
     "test_fuzz.py",
 })
+# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
+MUTATION_FILES = frozenset({"test_mutants.py"})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark by what a test needs: ``slow`` by file, ``needs_shared_data`` by
+    """Mark by what a test needs: ``slow`` and ``mutation`` by file, ``needs_shared_data`` by
     fixture, ``needs_trec_eval`` by the skip condition that guards the binary."""
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        if item.path.name in MUTATION_FILES:
+            item.add_marker(pytest.mark.mutation)
         if "shared_data" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.needs_shared_data)
         if any("trec_eval" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
