@@ -62,11 +62,11 @@ def locate(mutant: Mutant, root: Path = REPO) -> Site:
     return Site(str(file.relative_to(root)), match.start(), match.end(), match.expand(mutant.replacement))
 
 
-GOLDEN_S1_A = "tests/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
-GOLDEN_S1_LATE = "tests/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
-GOLDEN_S2_ORDER = "tests/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d]"
-GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:linear gain is the default (as in trec_eval and ir]"
-GOLDEN_S4_REL = "tests/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
+GOLDEN_S1_A = "tests/integration/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
+GOLDEN_S1_LATE = "tests/integration/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
+GOLDEN_S2_ORDER = "tests/integration/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d]"
+GOLDEN_S4 = "tests/integration/test_golden.py::test_golden_case[S4:linear gain is the default (as in trec_eval and ir]"
+GOLDEN_S4_REL = "tests/integration/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
 FIRST_OCCURRENCE = r'pl\.struct\("query_id", "doc_id"\)\.is_first_distinct\(\)'
 
 MUTANTS = [
