@@ -30,6 +30,24 @@ SLOW_FILES = frozenset({
     "test_dl_official_runs.py",
     "test_fuzz.py",
 })
+# Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
+# hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
+SLOW_TESTS = frozenset({
+    "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
+    "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",
+    "test_irds.py::test_judged_subset_declares_the_topics_its_parent_leaves_unjudged",
+    "test_irds.py::test_dl19_judged_offline",
+    "test_irds.py::test_missing_file_fails_fast_with_the_expected_path",
+    "test_export.py::test_ranx_itself_reads_our_order",
+    "test_report_schema.py::test_mutated_reports_never_crash_compare",
+    "test_report_schema.py::test_fast_row_checks_agree_with_jsonschema",
+    "test_sidecar_roundtrip.py::test_write_then_read_is_the_identity",
+    "test_docs.py::test_readme_convert_claim_holds",
+    "test_invisible_ids.py::test_byte_search_matches_the_text_class",
+    "test_outputs.py::test_concurrent_writers_leave_one_complete_report",
+    "test_bench_smoke.py::test_quick_numbers_agree_without_trec_eval",
+    "test_bench_smoke.py::test_quick_numbers_agree_with_trec_eval",
+})
 # The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
 MUTATION_FILES = frozenset({"test_mutants.py"})
 
@@ -38,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
     """Mark by what a test needs: ``slow`` and ``mutation`` by file, ``needs_shared_data`` by
     fixture, ``needs_trec_eval`` by the skip condition that guards the binary."""
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
         if item.path.name in MUTATION_FILES:
             item.add_marker(pytest.mark.mutation)
