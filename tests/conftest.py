@@ -47,6 +47,23 @@ SLOW_TESTS = frozenset({
     "test_outputs.py::test_concurrent_writers_leave_one_complete_report",
     "test_bench_smoke.py::test_quick_numbers_agree_without_trec_eval",
     "test_bench_smoke.py::test_quick_numbers_agree_with_trec_eval",
+    "test_irds.py::test_missing_extracted_file_names_the_file_to_place",
+    "test_irds.py::test_unknown_dataset_suggests_ids",
+    "test_irds.py::test_a_wrong_local_copy_is_rejected_by_its_md5",
+    "test_rag_compare.py::test_compare_cli_all_measures_text_and_json",
+    "test_rag_compare.py::test_compare_uses_averaged_repeats",
+    "test_rag_compare.py::test_bootstrap_matches_scipy_with_the_same_seed",
+    "test_rag_html.py::test_compare_html",
+    "test_measures_reference.py::test_every_measure_matches_the_textbook_definition",
+    "test_json_dataset.py::test_random_datasets_round_trip",
+    "test_json_run.py::test_fast_entry_checks_agree_with_the_shipped_schema",
+    "test_json_run.py::test_random_runs_round_trip",
+    "test_strict_json.py::test_parse_agrees_with_json_and_depth_is_exact",
+    "test_determinism.py::test_crosscheck_json_is_byte_identical",
+    "test_sidecar_roundtrip.py::test_every_tool_reads_the_written_order",
+    "test_outputs.py::test_file_size_limit_is_e_output_and_keeps_the_old_pair",
+    "test_export.py::test_ranx_and_numba_stay_out_of_trec_bridge",
+    "test_emulation_fidelity.py::test_every_policy_refuses_exactly_what_its_tool_does_not_print",
 })
 # The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
 MUTATION_FILES = frozenset({"test_mutants.py"})
