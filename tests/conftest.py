@@ -30,14 +30,61 @@ SLOW_FILES = frozenset({
     "test_dl_official_runs.py",
     "test_fuzz.py",
 })
+# Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
+# hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
+SLOW_TESTS = frozenset({
+    "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
+    "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",
+    "test_irds.py::test_judged_subset_declares_the_topics_its_parent_leaves_unjudged",
+    "test_irds.py::test_dl19_judged_offline",
+    "test_irds.py::test_missing_file_fails_fast_with_the_expected_path",
+    "test_export.py::test_ranx_itself_reads_our_order",
+    "test_report_schema.py::test_mutated_reports_never_crash_compare",
+    "test_report_schema.py::test_fast_row_checks_agree_with_jsonschema",
+    "test_sidecar_roundtrip.py::test_write_then_read_is_the_identity",
+    "test_docs.py::test_readme_convert_claim_holds",
+    "test_invisible_ids.py::test_byte_search_matches_the_text_class",
+    "test_outputs.py::test_concurrent_writers_leave_one_complete_report",
+    "test_bench_smoke.py::test_quick_numbers_agree_without_trec_eval",
+    "test_bench_smoke.py::test_quick_numbers_agree_with_trec_eval",
+    "test_irds.py::test_missing_extracted_file_names_the_file_to_place",
+    "test_irds.py::test_unknown_dataset_suggests_ids",
+    "test_irds.py::test_a_wrong_local_copy_is_rejected_by_its_md5",
+    "test_rag_compare.py::test_compare_cli_all_measures_text_and_json",
+    "test_rag_compare.py::test_compare_uses_averaged_repeats",
+    "test_rag_compare.py::test_bootstrap_matches_scipy_with_the_same_seed",
+    "test_rag_html.py::test_compare_html",
+    "test_measures_reference.py::test_every_measure_matches_the_textbook_definition",
+    "test_json_dataset.py::test_random_datasets_round_trip",
+    "test_json_run.py::test_fast_entry_checks_agree_with_the_shipped_schema",
+    "test_json_run.py::test_random_runs_round_trip",
+    "test_strict_json.py::test_parse_agrees_with_json_and_depth_is_exact",
+    "test_determinism.py::test_crosscheck_json_is_byte_identical",
+    "test_sidecar_roundtrip.py::test_every_tool_reads_the_written_order",
+    "test_outputs.py::test_file_size_limit_is_e_output_and_keeps_the_old_pair",
+    "test_export.py::test_ranx_and_numba_stay_out_of_trec_bridge",
+    "test_emulation_fidelity.py::test_every_policy_refuses_exactly_what_its_tool_does_not_print",
+    "test_divergence_doc.py::test_generation_is_deterministic_and_path_free",
+    "test_chart_text.py::test_compare_html_draws_hostile_query_ids_and_run_names_literally",
+    "test_ndcg_meaning.py::test_strict_ndcg_at_10_on_an_official_dl19_run_is_trec_evals",
+    "test_bench_smoke.py::test_w2_floor_times_trec_eval_and_the_python_floor",
+    "test_reference_concurrency.py::test_crosscheck_equals_the_one_by_one_cross_check",
+    "test_reference_failures.py::test_crosscheck_at_the_largest_grade_runs_every_tool_or_says_why_not",
+    "test_outputs.py::test_a_signal_mid_write_removes_the_temporary_file",
+    "test_sidecar_roundtrip.py::test_real_trec_eval_reads_written_random_runs",
+})
+# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
+MUTATION_FILES = frozenset({"test_mutants.py"})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark by what a test needs: ``slow`` by file, ``needs_shared_data`` by
+    """Mark by what a test needs: ``slow`` and ``mutation`` by file, ``needs_shared_data`` by
     fixture, ``needs_trec_eval`` by the skip condition that guards the binary."""
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        if item.path.name in MUTATION_FILES:
+            item.add_marker(pytest.mark.mutation)
         if "shared_data" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.needs_shared_data)
         if any("trec_eval" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):

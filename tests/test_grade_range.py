@@ -8,10 +8,11 @@ is E_GAIN_OVERFLOW naming the query, never inf or nan.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -40,9 +41,11 @@ def cli(tmp_path, qrels_text: str, measures: str):
     q, r, out = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "report.json"
     q.write_text(qrels_text)
     r.write_text(RUN)
-    proc = subprocess.run([sys.executable, "-m", "trec_bridge.cli.main", "score", str(q), str(r), measures,
-                           "--json", str(out)], capture_output=True, text=True, timeout=120)
-    return proc, out
+    # in process (a traceback would be an exception escaping main, failing the test): no interpreter start-up
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["score", str(q), str(r), measures, "--json", str(out)])
+    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue()), out
 
 
 def test_the_range_is_the_doubles_exponential_gain_limit():

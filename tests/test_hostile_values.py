@@ -48,9 +48,10 @@ def _refused(argv: list[str], code: str) -> str:
     return last
 
 
-@pytest.fixture
-def reports(tmp_path):
-    """Two score reports whose per-query deltas differ (so compare really resamples)."""
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Two score reports whose per-query deltas differ (so compare really resamples); read only, made once."""
+    tmp_path = tmp_path_factory.mktemp("reports")
     run_b = tmp_path / "run_b.txt"
     run_b.write_text("q1 Q0 d1 1 3.0 b\nq1 Q0 d2 2 2.0 b\nq2 Q0 d5 1 2.5 b\nq2 Q0 d4 2 1.5 b\n")
     paths = []

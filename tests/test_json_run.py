@@ -61,7 +61,7 @@ def test_scores_failures_and_system(tmp_path):
     assert run.frame.rows() == [("q2", "d3", 3.0, 1), ("q2", "d1", 2.5, 2), ("q2", "d4", None, 3), ("q2", "d2", None, 4)]
     assert run.queries == ("q2", "q5") and run.failures == {"q4": "timeout after 30 s", "q3": "HTTP 500"}
     assert run.metadata == {"system": {"model": "bm25", "params": {"k1": 0.9}}, "failure_kinds": {"q4": "timeout"}}
-    assert run.dataset_version == "2024-01" and not run.has_scores()
+    assert run.dataset_version == "2024-01"
 
 
 def test_list_order_is_the_ranking_whatever_the_scores(tmp_path):

@@ -134,7 +134,9 @@ def test_catalogue_case(case, tmp_path, monkeypatch):
     _check(case, rc, out, err, tmp_path, inputs)
 
 
-@pytest.mark.parametrize("case", SUBPROCESS, ids=[c["id"] for c in SUBPROCESS])
+# A case also run in process has its real-interpreter twin in the slow tier (an interpreter start each).
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"], marks=[] if c.get("subprocess_only") else [pytest.mark.slow])
+                                  for c in SUBPROCESS])
 def test_catalogue_case_subprocess(case, tmp_path):
     """A real interpreter and terminal streams: still one line, no traceback, exit 1."""
     argv, env, inputs = _materialise(case, tmp_path)

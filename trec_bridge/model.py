@@ -168,9 +168,6 @@ class Run:
         """Record ``blocks()`` from a reader that computed it anyway (each query exactly one block)."""
         self._blocks = (self.frame, starts, queries)
 
-    def has_scores(self) -> bool:
-        return self.frame.height > 0 and self.frame.get_column("score").null_count() == 0
-
     def ranked_queries(self) -> list[str]:
         """Queries with at least one row, in frame order (rows of a query are contiguous)."""
         return list(dict.fromkeys(self.blocks()[1]))

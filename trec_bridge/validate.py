@@ -14,15 +14,8 @@ from .policy import Policy
 from .messages import quote
 
 
-def check_run(run: Run, dataset: Dataset, query_set: list[str], policy: Policy) -> list[str]:
-    """Validate ``run``; return the run's queries outside the query set that are *unjudged* (TREC mode)."""
-    checks = RunChecks(dataset, query_set, policy.duplicates)
-    checks.add(run)
-    return checks.finish(policy)
-
-
 class RunChecks:
-    """The same checks over a run read in parts (each query whole in one part).
+    """The checks over a run, whole or read in parts (each query whole in one part).
 
     Findings are collected part by part and raised by ``finish`` in the order
     a whole run is checked, so reading a run in parts never changes which

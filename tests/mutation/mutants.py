@@ -1,12 +1,20 @@
-"""Targeted mutants of the scorer and the test that must kill each.
+"""Targeted mutants of the scoring rules and the test that must kill each.
 
-Each mutant is one textual change to one file.  ``run_mutant`` applies it to a
-copy of the package and runs the named test there; the mutant is killed only
-when that test fails on an assertion (an import or syntax error proves
-nothing, so it counts as a survivor).
+A mutant is defined by the rule it breaks, not by a line number: a regular
+expression that finds the code doing that rule wherever it lives in the
+package (``trec_bridge/``, ``converters/``, or the files named in ``where``),
+and the rewrite that breaks it.  When a refactor moves the rule to another
+module the mutant follows; when the code no longer matches exactly once,
+``locate`` fails loudly and names the rule, so a refactor can never disable a
+mutant silently (tests/test_mutant_patterns.py checks this in the fast tier).
+
+``run_mutant`` applies one mutant to a copy of the package and runs the named
+test there; the mutant is killed only when that test fails on an assertion
+(an import or syntax error proves nothing, so it counts as a survivor).
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -15,74 +23,114 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("trec_bridge", "converters")
 
 
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    file: str
-    old: str
+    pattern: str  # regular expression (re.MULTILINE) matching the code that does the rule, exactly once
+    replacement: str  # re.sub template: the broken rule
+    test: str  # pytest node ID
+    where: tuple[str, ...] = PACKAGES  # folders or files (relative to the repository) searched for the rule
+
+
+@dataclass(frozen=True)
+class Site:
+    file: str  # relative to the repository
+    start: int
+    end: int
     new: str
-    test: str  # pytest node ID (or -k expression after '::-k ')
 
 
-GOLDEN_S1_A = "tests/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
-GOLDEN_S1_LATE = "tests/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
-GOLDEN_S2_ORDER = "tests/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d]"
-GOLDEN_S4 = "tests/test_golden.py::test_golden_case[S4:linear gain is the default (as in trec_eval and ir]"
-GOLDEN_S4_REL = "tests/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
+def locate(mutant: Mutant, root: Path = REPO) -> Site:
+    """Where the mutant's rule lives under ``root``; AssertionError naming the rule unless it matches exactly once."""
+    regex = re.compile(mutant.pattern, re.MULTILINE)
+    found = []
+    for place in mutant.where:
+        path = root / place
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            text = file.read_text()
+            found += [(file, m) for m in regex.finditer(text)]
+    if len(found) != 1:
+        where = ", ".join(f"{f.relative_to(root)}:{f.read_text().count(chr(10), 0, m.start()) + 1}" for f, m in found)
+        raise AssertionError(
+            f"mutant {mutant.name!r}: its pattern matches {len(found)} places in {', '.join(mutant.where)} "
+            f"({where or 'none'}), not exactly one. The code doing this rule moved or changed: update the "
+            f"pattern in tests/mutation/mutants.py to the code that does it now.\npattern: {mutant.pattern}")
+    file, match = found[0]
+    return Site(str(file.relative_to(root)), match.start(), match.end(), match.expand(mutant.replacement))
+
+
+GOLDEN_S1_A = "tests/integration/test_golden.py::test_golden_case[S1:run A: q4 missing counts 0 and stays in the mean; ]"
+GOLDEN_S1_LATE = "tests/integration/test_golden.py::test_golden_case[S1:q2 [d1, d2, d3] at k=2: RR is 0, not 1/3]"
+GOLDEN_S2_ORDER = "tests/integration/test_golden.py::test_golden_case[S2:first occurrence order, never sorted: [d3a, d4a, d]"
+GOLDEN_S4 = "tests/integration/test_golden.py::test_golden_case[S4:linear gain is the default (as in trec_eval and ir]"
+GOLDEN_S4_REL = "tests/integration/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
+FIRST_OCCURRENCE = r'pl\.struct\("query_id", "doc_id"\)\.is_first_distinct\(\)'
 
 MUTANTS = [
-    Mutant("drop missing queries from the denominator", "trec_bridge/scorer.py",
-           "counted = family.defined(ranking, effective, ctx)",
-           "counted = family.defined(ranking, effective, ctx) & (ranking.lengths() > 0)",
+    # which queries a measure is defined on: also require a non-empty ranking (a missing query leaves the mean)
+    Mutant("drop missing queries from the denominator",
+           r"\b\w+\.defined\((?P<ranking>\w+),[^)\n]*\)",
+           r"(\g<0> & (\g<ranking>.lengths() > 0))",
            GOLDEN_S1_A),
-    Mutant("score no-relevant queries 0", "trec_bridge/scorer.py",
-           'if policy.no_relevant != "null":',
-           "if True:",
+    # the null rule: a query without relevant documents is null (left out of the mean) under the strict policy
+    Mutant("score no-relevant queries 0",
+           r"""(?:\b\w+\.)?no_relevant\s*!=\s*["']null["']""",
+           "True",
            GOLDEN_S1_A),
-    Mutant("de-duplicate a ranking silently", "trec_bridge/validate.py",
-           "        if self.duplicates == \"reject\" and not run.unique_checked:\n            _check_duplicates(run)",
-           "        run.frame = run.frame.unique(subset=['query_id', 'doc_id'], keep='first', maintain_order=True)",
+    # policy.duplicates == "reject": a repeated document is an error, never de-duplicated
+    Mutant("de-duplicate a ranking silently",
+           r"""^(?P<indent>[ ]*)if [^\n]*\bduplicates\s*==\s*["']reject["'][^\n]*:\n[ ]*_check_duplicates\((?P<run>\w+)\)$""",
+           r"\g<indent>\g<run>.frame = \g<run>.frame.unique(subset=['query_id', 'doc_id'], keep='first', "
+           r"maintain_order=True)",
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
-    Mutant("truncate to k before validating", "trec_bridge/scorer.py",
-           "    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))",
-           "    run.frame = run.frame.filter(pl.col('rank') <= max(m.cutoff or 10**9 for m in measures))\n"
-           "    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))",
+    # the validation sees the whole ranking (RunChecks.add), not its top k (the killing test asks R@2)
+    Mutant("truncate to k before validating",
+           r"^(?P<indent>[ ]*)(?P<checks>\w*checks)\.add\((?P<part>\w+)\)$",
+           r"\g<indent>\g<part>.frame = \g<part>.frame.filter(\g<part>.frame.get_column('rank') <= 2)\n"
+           r"\g<indent>\g<checks>.add(\g<part>)",
            "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
-    Mutant("turn a missing query into an empty list", "trec_bridge/scorer.py",
-           '        codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)',
-           '        codes = np.full(len(index_ids), STATUSES.index("empty"), dtype=np.int8)',
+    # the missing-query rule: a query the run does not record is "missing" (scored 0, kept in the mean)
+    Mutant("turn a missing query into an empty list",
+           r"""\(\s*["']missing["']\s*,\s*None\s*\)""",
+           '("empty", None)',
            GOLDEN_S1_A),
-    Mutant("sort collapsed documents by ID", "trec_bridge/chunks.py",
-           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct())',
-           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct()).sort(["query_id", "doc_id"])',
+    # chunk collapse keeps each document at its first chunk's position, in ranking order
+    Mutant("sort collapsed documents by ID",
+           rf"(?<![~\w])\w+\.filter\({FIRST_OCCURRENCE}\)",
+           r'\g<0>.sort(["query_id", "doc_id"])',
            GOLDEN_S2_ORDER),
-    Mutant("let a later chunk overwrite a document's first occurrence", "trec_bridge/chunks.py",
-           'first = mapped.filter(pl.struct("query_id", "doc_id").is_first_distinct())',
-           'first = mapped.filter(pl.struct("query_id", "doc_id").is_last_distinct())',
+    Mutant("let a later chunk overwrite a document's first occurrence",
+           rf"(?<=\.filter\(){FIRST_OCCURRENCE}",
+           'pl.struct("query_id", "doc_id").is_last_distinct()',
            GOLDEN_S2_ORDER),
-    Mutant("RR without its cutoff", "trec_bridge/measures/rr.py",
-           "mask = r.relevant_rows(ctx.rel, m.cutoff)",
-           "mask = r.relevant_rows(ctx.rel, None)",
-           GOLDEN_S1_LATE),
-    Mutant("linear gain where exponential is asked", "trec_bridge/measures/ndcg.py",
-           'if (m.gain or policy.gain) == "exp":',
-           'if (m.gain or policy.gain) == "linear":',
+    # RR@k counts a relevant document only within the cutoff
+    Mutant("RR without its cutoff",
+           r"(?P<call>\brelevant_rows\((?P<rel>[\w.]+),\s*)[\w.]*cutoff\)",
+           r"\g<call>None)",
+           GOLDEN_S1_LATE, where=("trec_bridge/measures/rr.py",)),
+    # a measure's own gain, else the policy's: exp means 2^grade - 1
+    Mutant("linear gain where exponential is asked",
+           r"""\((?P<own>[\w.]+\.gain) or (?P<default>[\w.]+\.gain)\)\s*==\s*["']exp["']""",
+           r'(\g<own> or \g<default>) == "linear"',
            GOLDEN_S4),
-    Mutant("the threshold raises nDCG's grade floor", "trec_bridge/measures/ndcg.py",
-           'floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1',
-           "floor = max(rel, 0)",
+    # the relevance threshold floors nDCG's grades only under a policy that says so
+    Mutant("the threshold raises nDCG's grade floor",
+           r"""\s+if\s+[\w.]+\.ndcg_gain_floor\s*==\s*["']threshold["']\s+else\s+1\b""",
+           "",
            GOLDEN_S4_REL),
-    Mutant("nDCG null at the threshold, not without a positive gain", "trec_bridge/measures/ndcg.py",
-           "return np.bincount(q[gain > 0], minlength=r.n_queries) > 0",
-           "return r.relevant_count(ctx.rel) > 0",
+    # nDCG is null only for a query without a positive gain, whatever the threshold
+    Mutant("nDCG null at the threshold, not without a positive gain",
+           r"np\.bincount\(\w+\[(?P<gain>\w+) > 0\], minlength=(?P<r>\w+)\.n_queries\) > 0",
+           r"\g<r>.relevant_count(ctx.rel) > 0",
            "tests/test_scorer_rules.py::test_ndcg_is_null_only_without_a_positive_gain_whatever_the_threshold"),
 ]
 
 
-def run_mutant(mutant: Mutant | None) -> tuple[str, str]:
-    """Run the mutant's test on a mutated copy; return (outcome, output).
+def run_mutant(mutant: Mutant | None, test: str | None = None) -> tuple[str, str]:
+    """Run the mutant's test (or ``test`` on an unmutated copy) on a copy of the package; (outcome, output).
 
     outcome: "passed", "assertion" (killed), or "error" (import/syntax/collection error).
     """
@@ -92,12 +140,11 @@ def run_mutant(mutant: Mutant | None) -> tuple[str, str]:
             shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
         if mutant is not None:
-            target = root / mutant.file
+            site = locate(mutant, root)
+            target = root / site.file
             text = target.read_text()
-            if text.count(mutant.old) != 1:
-                raise AssertionError(f"mutant {mutant.name!r}: the original text is not found exactly once in {mutant.file}")
-            target.write_text(text.replace(mutant.old, mutant.new))
-        test = mutant.test if mutant is not None else None
+            target.write_text(text[:site.start] + site.new + text[site.end:])
+            test = mutant.test
         report = root / "junit.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--junitxml={report}",
                "--rootdir", str(root), test]

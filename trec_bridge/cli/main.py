@@ -51,14 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(f".{module_name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__package__}.{module_name}":
-                continue  # command not built yet
-            raise
-        module.add_parser(sub)
+    for module_name in COMMANDS.values():
+        importlib.import_module(f".{module_name}", __package__).add_parser(sub)
     return parser
 
 
@@ -115,13 +109,13 @@ def entry() -> None:
     """The console script: ``main()``, then exit without the interpreter's teardown.
 
     Tearing down the interpreter frees every polars and numpy object one by one
-    (~50 ms after a 7M-line run) for nothing: outputs are already written
-    (atomically, and closed), worker threads joined, and the standard streams
-    are flushed here.  ``main()`` itself, which the tests call, returns normally.
+    for nothing: outputs are already written (atomically, and closed), worker
+    threads joined, and the standard streams are flushed here.  ``main()``
+    itself, which the tests call, returns normally.  (Measured: bench/README.md.)
     """
     # numpy's OpenBLAS starts a busy-waiting thread per core when imported; nothing here does linear
-    # algebra, and on a 2-core machine those threads took ~0.1 s of CPU from the parser (W1: 1.75 -> 1.6 s
-    # user time).  Set before numpy is imported; a user's own setting wins.
+    # algebra, so those threads only take CPU from the parser.  Set before numpy is imported; a user's
+    # own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         install_signal_handlers()

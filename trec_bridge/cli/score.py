@@ -6,7 +6,8 @@ import sys
 from contextlib import closing
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
-from ..integers import INT64_MIN, int_option
+from ..integers import int_option
+from .inputs import add_input_arguments, load_inputs
 
 HELP = """Score a run on a dataset under a policy (strict by default).
 
@@ -33,17 +34,10 @@ the triage options turn the same analysis on without gating."""
 def add_parser(sub) -> None:
     p = sub.add_parser("score", help="score a run (strict policy by default)", description=HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dataset", help="JSON dataset or TREC qrels file (plain or .gz)")
-    p.add_argument("run", help="JSON run or TREC run file (plain or .gz)")
+    add_input_arguments(p)
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100"')
-    p.add_argument("--split", help="score only the dataset's queries of this split")
-    p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
     p.add_argument("--policy", default="strict",
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
-    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (default: the dataset's, or 1 for TREC qrels)")
-    p.add_argument("--order", choices=["score", "rank"], default="score",
-                   help="TREC runs: order by score (trec_eval's rule, default) or by the rank column")
-    p.add_argument("--chunk-map", metavar="FILE", help="collapse a chunk ranking to documents with this map")
     p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
     p.add_argument("--per-query", action="store_true", help="print a per-query table")
     rag = p.add_argument_group("RAG acceptance (docs/rag.md; strict policy only)")
@@ -95,49 +89,46 @@ def _score_in_parts(dataset, args, measures, policy):
 
 
 def run(args) -> int:
-    from converters.detect import load_dataset_any, load_run_any
-
-    from ..files import sha256_file
-    from ..outputs import atomic_write
     from ..measures import parse_measures
     from ..policy import get_policy
-    from ..report import build_report, render_table, report_json
+    from ..rag.options import AcceptanceOptions
     from ..scorer import evaluate, prepare_for
-    from . import say_notes
 
-    from ..rag.options import acceptance_requested
-
+    options = AcceptanceOptions.from_args(args)
     plan = None
-    if acceptance_requested(args):
+    if options.requested():
         from ..rag.cli_support import prepare_acceptance
 
-        plan = prepare_acceptance(args)
+        plan = prepare_acceptance(options)
     measures = plan.measures if plan else parse_measures(args.measures)
-    notes = plan.measure_notes if plan else measures.notes
     policy = get_policy(args.policy)
-    dataset = load_dataset_any(args.dataset, args.queries, args.rel)
-    result = run_ = None
-    if plan is None and not args.chunk_map:  # nothing needs the whole run in memory: read it in parts
-        result = _score_in_parts(dataset, args, measures, policy)
-    if result is None:
-        run_ = load_run_any(args.run, order=args.order, chunks=bool(args.chunk_map))
-    chunk_map = None
-    if args.chunk_map:
-        from converters.chunk_map import load_chunk_map
-
-        chunk_map = load_chunk_map(args.chunk_map)
-    roles = {"dataset": args.dataset, "run": args.run, "queries": args.queries, "chunk_map": args.chunk_map}
-    # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
-    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
-              for role, path in roles.items() if path}
+    in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
+    loaded = load_inputs(args, read_run=not in_parts)
+    result = _score_in_parts(loaded.dataset, args, measures, policy) if in_parts else None
     prepared = None
     if result is None:
-        prepared = prepare_for(dataset, run_, measures, policy, split=args.split, chunk_map=chunk_map)
+        if loaded.run is None:
+            loaded.run = loaded.load_run(args.run)
+        prepared = prepare_for(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
+                               chunk_map=loaded.chunk_map)
         result = evaluate(prepared, measures, policy)
-    result.extra.update(dataset.metadata if dataset.query_source == "query_file" else {})
+    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes)
+
+
+def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
+    """Write the JSON report and the acceptance outputs, print the table; the exit code."""
+    from ..files import sha256_file
+    from ..outputs import atomic_write
+    from ..report import build_report, render_table, report_json
+    from . import say_notes
+
+    # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
+    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
+              for role, path in loaded.roles().items()}
+    result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
     if notes:
         result.extra["measures"] = list(notes)
-    acceptance = plan.assess(result, prepared, inputs) if plan else None
+    acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
     if args.json:
         report = build_report(result, inputs)
         if acceptance is not None:

@@ -5,8 +5,9 @@ import argparse
 import sys
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
-from ..integers import INT64_MIN, int_option
+from ..integers import int_option
 from ..messages import quote
+from .inputs import add_input_arguments, load_inputs
 
 HELP = """Stage-wise evaluation of one retrieval pipeline on one query set.
 
@@ -25,15 +26,10 @@ written)."""
 def add_parser(sub) -> None:
     p = sub.add_parser("stages", help="recall per pipeline stage and relevant documents lost between stages",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dataset", help="JSON dataset or TREC qrels file")
+    add_input_arguments(p, run=False)
     p.add_argument("--stage", action="append", default=[], metavar="NAME=RUN", required=True,
                    help="a stage's name and run file, in pipeline order; give at least two")
     p.add_argument("--k", type=int_option("--k", 1, code="E_CUTOFF"), default=10, metavar="K", help="cutoff: recall and losses within the top K (default 10)")
-    p.add_argument("--split", help="evaluate only the dataset's queries of this split")
-    p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
-    p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N", help="relevance threshold (default: the dataset's)")
-    p.add_argument("--order", choices=["score", "rank"], default="score", help="TREC runs: order by score or rank column")
-    p.add_argument("--chunk-map", metavar="FILE", help="collapse every stage's chunk ranking to documents with this map")
     p.add_argument("--json", metavar="OUT", help="write the stage report as JSON")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with the stage-loss chart")
     p.add_argument("--png-dir", metavar="DIR", help="also write the chart as PNG here")
@@ -57,8 +53,6 @@ def parse_stage(text: str) -> tuple[str, str]:
 
 
 def run(args) -> int:
-    from converters.detect import load_dataset_any, load_run_any
-
     from ..outputs import atomic_write
     from ..report import report_json
     from ..rag.stages import StageInput, analyse_stages, render_text
@@ -72,28 +66,29 @@ def run(args) -> int:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise UsageError("E_USAGE", f"stage name(s) given twice: {', '.join(dupes)}")
-    dataset = load_dataset_any(args.dataset, args.queries, args.rel)
-    chunk_map = None
-    if args.chunk_map:
-        from converters.chunk_map import load_chunk_map
-
-        chunk_map = load_chunk_map(args.chunk_map)
-    stages = [StageInput(n, path, load_run_any(path, order=args.order, chunks=bool(args.chunk_map)))
-              for n, path in specs]
-    st = analyse_stages(dataset, stages, args.k, split=args.split, chunk_map=chunk_map)
+    loaded = load_inputs(args, read_run=False)
+    stages = [StageInput(n, path, loaded.load_run(path)) for n, path in specs]
+    st = analyse_stages(loaded.dataset, stages, args.k, split=loaded.split, chunk_map=loaded.chunk_map)
     if args.json:
         atomic_write(args.json, report_json(st.data))
-    if args.html or args.png_dir:
-        from ..rag import html, plots
-        from ..rag.cli_support import write_pngs
-
-        d = st.data
-        charts = {"stages.png": plots.stage_chart(
-            st.names, [s["recall"]["value"] for s in d["stages"]],
-            [t["lost"] for t in d["transitions"]], [t["gained"] for t in d["transitions"]], st.k)}
-        if args.png_dir:
-            write_pngs(args.png_dir, charts)
-        if args.html:
-            atomic_write(args.html, html.stages_page(d, charts))
+    _write_charts(st, args.html, args.png_dir)
     sys.stdout.write(render_text(st))
     return EXIT_OK if st.complete else EXIT_INCOMPLETE
+
+
+def _write_charts(st, html_path: str | None, png_dir: str | None) -> None:
+    """The stage-loss chart as PNG and/or in a self-contained HTML page."""
+    if not (html_path or png_dir):
+        return
+    from ..outputs import atomic_write
+    from ..rag import html, plots
+    from ..rag.cli_support import write_pngs
+
+    d = st.data
+    charts = {"stages.png": plots.stage_chart(
+        st.names, [s["recall"]["value"] for s in d["stages"]],
+        [t["lost"] for t in d["transitions"]], [t["gained"] for t in d["transitions"]], st.k)}
+    if png_dir:
+        write_pngs(png_dir, charts)
+    if html_path:
+        atomic_write(html_path, html.stages_page(d, charts))

@@ -1,11 +1,11 @@
-"""Glue between ``trec-bridge score``'s options and the acceptance workflow.
+"""Glue between ``trec-bridge score``'s acceptance options and the acceptance workflow.
 
 Kept out of cli/score.py so that the score command only gains a few lines:
-``prepare_acceptance`` reads the thresholds and the options before anything
-is scored (a bad thresholds file is invalid input, exit 1, nothing written);
-``Plan.assess`` scores the repeats with exactly the main run's settings and
-builds the ``Acceptance``; ``Plan.write_outputs`` writes the HTML page and
-the PNG charts.
+``prepare_acceptance`` reads the thresholds and the options (an
+``AcceptanceOptions``) before anything is scored (a bad thresholds file is
+invalid input, exit 1, nothing written); ``Plan.assess`` scores the repeats
+with exactly the main run's settings and builds the ``Acceptance``;
+``Plan.write_outputs`` writes the HTML page and the PNG charts.
 """
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ from ..errors import UsageError
 from ..measures import parse_measures
 from ..measures.base import Measure
 from .acceptance import Acceptance, assess, gain_warnings, plan_measures
-from .options import names_rag_set
+from .options import AcceptanceOptions, names_rag_set
 from .tiers import Thresholds, Triage, default_thresholds, load_thresholds
 from ..messages import quote
 
 
 @dataclass
 class Plan:
-    args: object
+    options: AcceptanceOptions
     thresholds: Thresholds
     gate: bool
     measures: list[Measure]
@@ -33,45 +33,42 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     measure_notes: list[str] = field(default_factory=list)  # what parsing MEASURES did (a dropped repeat)
 
-    def assess(self, result, prepared, inputs: dict) -> Acceptance:
-        """``prepared``: the main run as ``result`` was scored from (scorer.prepare_for)."""
-        from converters.detect import load_run_any
-
+    def assess(self, result, prepared, loaded, fingerprints: dict) -> Acceptance:
+        """``prepared``: the main run as ``result`` was scored from (scorer.prepare_for); ``loaded``: the
+        command's inputs (cli.inputs.Inputs), whose ``load_run`` reads the repeats with the main run's settings."""
         from ..files import sha256_file
         from ..scorer import evaluate, prepare_for
         from .triage import first_relevant_ranks
 
-        args = self.args
-        results, labels = [result], [args.run]
+        results, labels = [result], [loaded.run_path]
         ranks = [first_relevant_ranks(prepared)]
-        main_sha = inputs["run"]["sha256"]
-        for n, path in enumerate(args.repeat, 2):
+        main_sha = fingerprints["run"]["sha256"]
+        for n, path in enumerate(self.options.repeat, 2):
             sha = sha256_file(path) if Path(path).is_file() else None
-            rep = load_run_any(path, order=args.order, chunks=bool(args.chunk_map))
+            rep = loaded.load_run(path)
             again = prepare_for(prepared.dataset, rep, self.measures, result.policy, chunk_map=prepared.chunk_map)
             results.append(evaluate(again, self.measures, result.policy))
             ranks.append(first_relevant_ranks(again))
             labels.append(path)
-            inputs[f"repeat_{n}"] = {"path": path, "sha256": sha}
+            fingerprints[f"repeat_{n}"] = {"path": path, "sha256": sha}
             if sha == main_sha:
-                self.warnings.append(f"repeat {path} is byte-identical to the main run {args.run}: "
+                self.warnings.append(f"repeat {path} is byte-identical to the main run {loaded.run_path}: "
                                      "the same file given twice measures no variation")
         acc = assess(results, labels, self.thresholds, gate=self.gate, first_ranks=ranks, added_measures=self.added)
         acc.warnings = self.warnings
         return acc
 
     def write_outputs(self, acceptance: Acceptance, inputs: dict) -> None:
-        args = self.args
-        if not (args.html or args.png_dir):
+        if not (self.options.html or self.options.png_dir):
             return
         from ..outputs import atomic_write
         from . import html, plots
 
         charts = {"tiers.png": plots.tier_chart(acceptance.tiers)}
-        if args.png_dir:
-            write_pngs(args.png_dir, charts)
-        if args.html:
-            atomic_write(args.html, html.acceptance_page(acceptance, inputs, charts))
+        if self.options.png_dir:
+            write_pngs(self.options.png_dir, charts)
+        if self.options.html:
+            atomic_write(self.options.html, html.acceptance_page(acceptance, inputs, charts))
 
 
 def write_pngs(folder: str, charts: dict[str, bytes]) -> None:
@@ -82,32 +79,32 @@ def write_pngs(folder: str, charts: dict[str, bytes]) -> None:
     write_files((Path(folder) / name, png) for name, png in charts.items())
 
 
-def prepare_acceptance(args) -> Plan:
-    if args.policy != "strict":
-        raise UsageError("E_USAGE", f"the acceptance options need the strict policy (got --policy {args.policy}): "
+def prepare_acceptance(options: AcceptanceOptions) -> Plan:
+    if options.policy != "strict":
+        raise UsageError("E_USAGE", f"the acceptance options need the strict policy (got --policy {options.policy}): "
                          "another policy can drop missing queries from the means and pass a run that is incomplete")
-    gate_file = args.gate if isinstance(args.gate, str) else None
-    if gate_file and args.thresholds and gate_file != args.thresholds:
-        raise UsageError("E_USAGE", f"--gate {gate_file} and --thresholds {args.thresholds} name two thresholds files")
-    path = gate_file or args.thresholds
+    gate_file = options.gate if isinstance(options.gate, str) else None
+    if gate_file and options.thresholds and gate_file != options.thresholds:
+        raise UsageError("E_USAGE", f"--gate {gate_file} and --thresholds {options.thresholds} name two thresholds files")
+    path = gate_file or options.thresholds
     thresholds = load_thresholds(path) if path else default_thresholds()
-    if args.min_queries is not None:
-        if args.min_queries < 1:
-            raise UsageError("E_USAGE", f"--min-queries must be a positive integer, got {args.min_queries}")
-        thresholds.min_queries = args.min_queries
+    if options.min_queries is not None:
+        if options.min_queries < 1:
+            raise UsageError("E_USAGE", f"--min-queries must be a positive integer, got {options.min_queries}")
+        thresholds.min_queries = options.min_queries
     triage = thresholds.triage
     k = triage.k
-    if args.triage_k is not None:
-        if args.triage_k < 1:
-            raise UsageError("E_CUTOFF", f"--triage-k must be a positive integer, got {args.triage_k}")
-        k = args.triage_k
-    recall_below = _limit(args.triage_recall_below, "--triage-recall-below", triage.recall_below)
-    ndcg_below = _limit(args.triage_ndcg_below, "--triage-ndcg-below", triage.ndcg_below)
+    if options.triage_k is not None:
+        if options.triage_k < 1:
+            raise UsageError("E_CUTOFF", f"--triage-k must be a positive integer, got {options.triage_k}")
+        k = options.triage_k
+    recall_below = _limit(options.triage_recall_below, "--triage-recall-below", triage.recall_below)
+    ndcg_below = _limit(options.triage_ndcg_below, "--triage-ndcg-below", triage.ndcg_below)
     thresholds.triage = Triage(k, recall_below, ndcg_below)
     # "rag" names the gated measures themselves; only triage measures outside them count as added
-    user = thresholds.measures() if names_rag_set(args.measures) else parse_measures(args.measures)
+    user = thresholds.measures() if names_rag_set(options.measures) else parse_measures(options.measures)
     measures, added = plan_measures(user, thresholds)
-    return Plan(args, thresholds, args.gate is not None, measures, added, gain_warnings(user, thresholds),
+    return Plan(options, thresholds, options.gate is not None, measures, added, gain_warnings(user, thresholds),
                 list(user.notes))
 
 

@@ -43,7 +43,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-TIERS = ("excellent", "good", "pass", "fail")
 LEVEL_NAMES = ("excellent", "good", "pass")
 
 # Policy §8, the built-in table (measure -> excellent, good, pass), as decimal text.  The method's nDCG

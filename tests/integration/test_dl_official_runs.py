@@ -35,7 +35,7 @@ from trec_bridge.policy import get_policy
 from trec_bridge.references import get
 from trec_bridge.scorer import score
 
-from .conftest import SHARED_DATA
+from ..conftest import SHARED_DATA
 from .test_trec_eval_suite import PRINTED, our_measure, parse_expected
 
 DL = {"2019": ("trec-dl-2019-passage-official", "qrels.dl19-passage.txt"),

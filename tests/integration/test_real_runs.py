@@ -73,7 +73,7 @@ def written_in_float32_order(path: Path) -> bool:
 
 
 def shared_runs() -> list[str]:
-    from .conftest import SHARED_DATA
+    from ..conftest import SHARED_DATA
 
     return [str(p.relative_to(SHARED_DATA / "runs")) for p in all_runs(SHARED_DATA)] if SHARED_DATA.is_dir() else []
 

@@ -12,7 +12,7 @@ import pytest
 
 from trec_bridge.cli.main import main
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 SCENARIOS = sorted(p for p in GOLDEN.iterdir() if (p / "expected.json").exists())
 
 

@@ -1,0 +1,66 @@
+"""The cross-check's JSON report and its terminal text, beside ``report.py`` (whose report it embeds)."""
+from __future__ import annotations
+
+
+def crosscheck_report(result, strict_report: dict) -> dict:
+    """The full cross-check report (formats.md): the strict report, each tool's numbers and the unexplained differences."""
+    tools = {}
+    for t in result.tools:
+        entry = {"available": t.available, "policy": t.policy.name}
+        if not t.available:
+            entry["reason"] = t.unavailable_reason
+        else:
+            ref = t.reference
+            entry.update({
+                "version": t.version, "command": ref.command, "served_by": ref.served_by, "native": ref.native,
+                "precision": ref.precision, "unsupported": ref.unsupported, "failed": ref.failed, "notes": ref.notes,
+                "aggregates": t.aggregates, "per_query": t.rows,
+                "unexplained": [u.to_json() for u in t.unexplained],
+            })
+        tools[t.tool] = entry
+    return {
+        "format": "trec-bridge.crosscheck", "version": 1,
+        "strict": strict_report,
+        "references": tools,
+        "outcome": "unexplained" if result.unexplained else "explained",
+        "unexplained": [u.to_json() for u in result.unexplained],
+    }
+
+
+def _f(v) -> str:
+    return "null" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
+
+
+def render_text(result, per_query: bool) -> str:
+    out = []
+    for t in result.tools:
+        if not t.available:
+            out.append(f"== {t.tool}: not available ({t.unavailable_reason})\n")
+            continue
+        ref = t.reference
+        out.append(f"== {t.tool} {t.version} (emulated by policy {t.policy.name})")
+        out.append(f"{'measure':<24} {'strict':>8} {'ref':>8} {'emulated':>8}  ok   strict - ref by axis")
+        for name, agg in t.aggregates.items():
+            parts = ", ".join(f"{p['axis']} {_f(p['delta']) if p['delta'] is not None else _f(p.get('from')) + '->' + _f(p.get('to'))}"
+                              for p in agg["parts"]) or "-"
+            served = ref.served_by.get(name, "")
+            label = f"{name}" + (f" [{served}]" if served and t.tool == "ir_measures" else "")
+            out.append(f"{label:<24} {_f(agg['strict']):>8} {_f(agg['reference']):>8} {_f(agg['emulation']):>8}  "
+                       f"{'yes' if agg['agrees'] else 'NO '}  {parts}")
+        for name, why in ref.unsupported.items():
+            out.append(f"{name:<24} not compared: {why}")
+        for name, why in ref.failed.items():
+            out.append(f"{name:<24} {t.tool} failed: {why}")
+        differing = [r for r in t.rows if "parts" in r]
+        out.append(f"per query: {len(t.rows)} compared, {sum(not r['agrees'] for r in t.rows)} unexplained, "
+                   f"{len(differing)} strict/reference differences, all attributed to axes" if not t.unexplained else
+                   f"per query: {len(t.unexplained)} UNEXPLAINED")
+        if per_query:
+            for r in differing:
+                parts = ", ".join(p["axis"] for p in r.get("parts", []))
+                out.append(f"  {r['query_id']:<12} {r['measure']:<20} strict {_f(r['strict'])} ref {_f(r['reference'])}"
+                           f" emu {_f(r['emulation'])}  {parts}")
+        out.append("")
+    verdict = "every difference is explained" if not result.unexplained else f"{len(result.unexplained)} UNEXPLAINED"
+    out.append(f"cross-check: {verdict}")
+    return "\n".join(out) + "\n"
