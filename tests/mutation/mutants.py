@@ -88,14 +88,15 @@ MUTANTS = [
            "tests/test_scorer_rules.py::test_duplicate_inside_the_cutoff_is_rejected"),
     # the validation sees the whole ranking (RunChecks.add), not its top k (the killing test asks R@2)
     Mutant("truncate to k before validating",
-           r"^(?P<indent>[ ]*)(?P<checks>\w*checks)\.add\((?P<part>\w+)\)$",
+           r"^(?P<indent>[ ]*)(?P<checks>[\w.]*checks)\.add\((?P<part>\w+)\)$",
            r"\g<indent>\g<part>.frame = \g<part>.frame.filter(\g<part>.frame.get_column('rank') <= 2)\n"
            r"\g<indent>\g<checks>.add(\g<part>)",
            "tests/test_scorer_rules.py::test_duplicate_past_the_cutoff_is_rejected_not_deduplicated"),
-    # the missing-query rule: a query the run does not record is "missing" (scored 0, kept in the mean)
+    # the missing-query rule: a query the run does not record is "missing" (scored 0, kept in the mean);
+    # every query starts as missing until the run records it
     Mutant("turn a missing query into an empty list",
-           r"""\(\s*["']missing["']\s*,\s*None\s*\)""",
-           '("empty", None)',
+           r"""(np\.full\([^,\n]+,\s*STATUSES\.index\()["']missing["']""",
+           r'\g<1>"empty"',
            GOLDEN_S1_A),
     # chunk collapse keeps each document at its first chunk's position, in ranking order
     Mutant("sort collapsed documents by ID",
