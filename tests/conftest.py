@@ -29,6 +29,9 @@ SLOW_FILES = frozenset({
     "test_trec_eval_suite.py",
     "test_dl_official_runs.py",
     "test_fuzz.py",
+    "test_memory_bound.py",
+    "test_determinism.py",
+    "test_reference_concurrency.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.

@@ -54,7 +54,10 @@ def _table(result) -> list:
     return [(q.query_id, q.status, q.relevant, q.retrieved, q.values, dict(q.exact)) for q in result.queries]
 
 
-@pytest.mark.parametrize("part_bytes", [1, 9, 64, 333, 1 << 20])
+# the quick tier keeps two part sizes (a query split at almost every line, and a few per part); the rest is slow
+@pytest.mark.parametrize("part_bytes", [pytest.param(1, marks=pytest.mark.slow), 9, 64,
+                                        pytest.param(333, marks=pytest.mark.slow),
+                                        pytest.param(1 << 20, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("policy", ["strict", "trec_eval", "ir_measures"])
 @pytest.mark.parametrize("order", ["score", "rank"])
 def test_parts_score_like_the_whole_run(tmp_path, part_bytes, policy, order):
