@@ -41,18 +41,13 @@ from typing import Any, Callable, Iterator, NamedTuple
 import polars as pl
 
 from trec_bridge.dataset_checks import check_dataset
-from trec_bridge.errors import ERROR_CODES, InvalidInput, TrecBridgeError, UsageError
+from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.model import QRELS_SCHEMA, Dataset, Qrels, Query
 from trec_bridge.messages import quote
 from . import invisible
 
 DEFAULT_MAX_DOCS = 100_000  # --list-docs refuses a larger corpus (its IDs go on one JSON line)
 SOURCE_KEY = "ir_datasets"  # Dataset.metadata[SOURCE_KEY] describes where the data came from
-
-
-def _code(preferred: str, fallback: str) -> str:
-    """A dedicated error code once errors.py registers it; a general one until then."""
-    return preferred if preferred in ERROR_CODES else fallback
 
 
 # --------------------------------------------------------------------------- errors
@@ -107,7 +102,7 @@ def _missing_file_error(dataset_id: str, stage: str, exc: DownloadNeeded, home: 
     if exc.local_copies and expected != exc.local_copies[0]:
         msg.append(f"A copy of the download placed at {exc.local_copies[0]} is also accepted (md5-checked).")
     msg.append("Place the file there, or pass --download (API: allow_download=True) to let ir_datasets fetch it.")
-    return InvalidInput(_code("E_IRDS_FILE_MISSING", "E_FILE_NOT_FOUND"), " ".join(msg), file=expected)
+    return InvalidInput("E_IRDS_FILE_MISSING", " ".join(msg), file=expected)
 
 
 def _manual_file_error(dataset_id: str, stage: str, path: str, instructions: str | None) -> InvalidInput:
@@ -115,7 +110,7 @@ def _manual_file_error(dataset_id: str, stage: str, path: str, instructions: str
            f"it must be obtained and placed at {path}")
     if instructions:
         msg += f". ir_datasets says: {' '.join(instructions.split())}"
-    return InvalidInput(_code("E_IRDS_FILE_MISSING", "E_FILE_NOT_FOUND"), msg, file=path)
+    return InvalidInput("E_IRDS_FILE_MISSING", msg, file=path)
 
 
 # --------------------------------------------------------------------------- ir_datasets import
@@ -163,7 +158,7 @@ def _load(irds, dataset_id: str):
     close += [k for k in known if k.startswith(dataset_id.rstrip("/") + "/") and k not in close][:5 - len(close)]
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
         "; `ir_datasets list` or https://ir-datasets.com lists the IDs"
-    raise UsageError(_code("E_IRDS_UNKNOWN", "E_USAGE"),
+    raise UsageError("E_IRDS_UNKNOWN",
                      f"unknown ir_datasets dataset ID {quote(dataset_id)} (ir_datasets {irds.__version__}){hint}") from None
 
 

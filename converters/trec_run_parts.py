@@ -28,7 +28,7 @@ from . import sidecar as _sidecar
 from .text_lines import Field, check_bytes, has_data, parse_typed, split_columns
 from .trec_run import RUN_LAYOUT, _run_of, run_fields
 
-PART_BYTES = 16 << 20  # a part of a run read in parts: measured fastest on W1 (fewer page faults than 64 MB)
+PART_BYTES = 16 << 20  # a part of a run read in parts (the size is chosen in bench/README.md)
 
 
 def can_read_in_parts(path: str | os.PathLike) -> bool:
