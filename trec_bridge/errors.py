@@ -30,6 +30,8 @@ ERROR_CODES: dict[str, str] = {
     "E_NUL_BYTE": "a file contains a NUL byte",
     "E_ID_INVISIBLE": "an ID holds an invisible character (zero-width, bidirectional control, U+FEFF) that makes "
                       "two different IDs look alike",
+    "E_ID_COLLISION": "integer IDs read as decimal text (Python API) would meet other spellings of the same number "
+                      "(7 and \"007\", or 7 and \"7\" as distinct keys)",
     "E_TOO_LARGE": "an input file would need more memory than the process may use",
     # TREC lines
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",

@@ -190,6 +190,16 @@ def prepare_for(dataset: Dataset, run: Run | Iterable[Run], measures: list[Measu
     return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))
 
 
+def select_checked(dataset: Dataset, split: str | None = None) -> Dataset:
+    """The dataset checked and its split selected, once for many runs (``prepare_checked``; the Python API)."""
+    return _selected(dataset, split)
+
+
+def prepare_checked(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy) -> Prepared:
+    """``prepare_for`` on a dataset from ``select_checked`` (after ``refuse_unreproducible``): no re-check."""
+    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, None, len(measures))
+
+
 def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
     """The distinct orderings ``policy`` sorts ``measures`` by."""
     return list(dict.fromkeys([policy.ordering_for(m) for m in measures])) or [policy.ordering]

@@ -1,0 +1,290 @@
+"""The Python API: score a run from whatever the user holds, under the CLI's policies, checks and codes.
+
+>>> import trec_bridge as tb
+>>> res = tb.score({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.9, "d2": 0.8}}, "P@1 RR")
+>>> res.means
+{'P@1': 1.0, 'RR': 1.0}
+
+Every function takes qrels and runs as a path (TREC, .gz, the project's
+JSON, ranx JSON), pytrec_eval's nested dicts, a pandas or polars DataFrame
+with ir_measures' column names, an iterable of ir_measures ``Qrel`` /
+``ScoredDoc``, a ranx ``Qrels`` / ``Run``, or the project's ``Dataset`` /
+``Qrels`` / ``Run``.  Bad input raises ``InvalidInput`` with ``.code``.
+"""
+from __future__ import annotations
+
+import copy
+import html
+import os
+from fractions import Fraction
+from typing import Any
+
+from .errors import InvalidInput, UsageError
+from .model import Dataset, Qrels, Query, Run
+from .scorer import ScoreResult
+
+__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "InvalidInput"]
+
+
+class _AsInvalidInput:
+    """Every error of the API is an ``InvalidInput``: a ``UsageError`` (a wrong argument) becomes one, code kept."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, UsageError):
+            raise InvalidInput(exc.code, exc.message, **{k: v for k, v in vars(exc.where).items() if v is not None}) \
+                from None
+        return False
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _dataset_and_ints(qrels: Any, rel: int | None):
+    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects)."""
+    from converters.python_objects import IntIds, qrels_from_object
+
+    if isinstance(qrels, Dataset):
+        return (qrels if rel is None else Dataset(**{**qrels.__dict__, "threshold": rel})), IntIds()
+    if _is_path(qrels):
+        from converters.detect import load_dataset_any
+
+        return load_dataset_any(qrels, None, rel), IntIds()
+    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels)
+    return Dataset(queries=tuple(Query(x) for x in q.query_ids()), qrels=q, threshold=1 if rel is None else rel,
+                   query_source="qrels"), ints
+
+
+def _run_and_ints(run: Any):
+    from converters.python_objects import IntIds, run_from_object
+
+    if isinstance(run, Run):
+        return run, IntIds()
+    if _is_path(run):
+        from converters.detect import load_run_any
+
+        return load_run_any(run), IntIds()
+    return run_from_object(run)
+
+
+def _measures(measures: Any):
+    """A string, a list of strings, or ir_measures measure objects (read through their ir_measures spelling)."""
+    from .measures import parse_measures
+
+    if isinstance(measures, str):
+        return parse_measures(measures)
+    items = list(measures) if isinstance(measures, (list, tuple, set, frozenset)) else [measures]
+    return parse_measures([m if isinstance(m, str) else str(m) for m in items])
+
+
+def read_dataset(x: Any, *, rel: int | None = None) -> Dataset:
+    """Qrels (any input kind) as the project's ``Dataset``; a qrels-only input's query set is its judged queries.
+
+    >>> ds = read_dataset({"q1": {"d1": 2}}, rel=2)
+    >>> ds.threshold, ds.query_ids()
+    (2, ['q1'])
+    """
+    with _AsInvalidInput():
+        return _dataset_and_ints(x, rel)[0]
+
+
+def read_qrels(x: Any) -> Qrels:
+    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused).
+
+    >>> read_qrels([("q1", "d1", 1)]).frame.height
+    1
+    """
+    return read_dataset(x).qrels
+
+
+def read_run(x: Any) -> Run:
+    """A run (any input kind) as the project's ``Run``.
+
+    A dict or DataFrame run has no rank column: each query is ordered by
+    score, ties by document ID as trec_eval does (descending).
+
+    >>> read_run({"q1": {"a": 1.0, "b": 1.0}}).frame.get_column("doc_id").to_list()
+    ['b', 'a']
+    """
+    with _AsInvalidInput():
+        return _run_and_ints(x)[0]
+
+
+def write_run(run: Any, path: str | os.PathLike, format: str = "trec", *, run_id: str | None = None,
+              dataset_id: str | None = None, dataset_version: str | None = None) -> None:
+    """Write a run (any input kind) atomically as TREC (``format="trec"``, .gz by name) or the project's JSON.
+
+    A JSON run names itself and the dataset it belongs to: pass ``run_id``
+    and ``dataset_id`` when the run does not carry them (a dict does not).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> write_run({"q1": {"d1": 0.5}}, p)
+    >>> p.read_text().split()[:4]
+    ['q1', 'Q0', 'd1', '1']
+    """
+    with _AsInvalidInput():
+        if format not in ("trec", "json"):
+            raise UsageError("E_USAGE", f"format must be 'trec' or 'json', not {format!r}")
+        r = copy.copy(read_run(run))
+        r.run_id = run_id if run_id is not None else r.run_id
+        r.dataset_id = dataset_id if dataset_id is not None else r.dataset_id
+        r.dataset_version = dataset_version if dataset_version is not None else r.dataset_version
+        if format == "trec":
+            from converters.trec_run import write_trec_run
+
+            write_trec_run(r, path)
+            return
+        if r.dataset_id is None or r.run_id is None:
+            raise UsageError("E_USAGE", "a JSON run names itself and the dataset it belongs to, and this run does "
+                             "not: pass run_id= and dataset_id= (and dataset_version= if the dataset has versions)")
+        from converters.json_run import dump_run
+
+        dump_run(r, path)
+
+
+class Evaluator:
+    """Judgments and measures read and checked once, then any number of runs scored against them.
+
+    >>> ev = Evaluator({"q1": {"d1": 1}}, "P@1")
+    >>> ev.score({"q1": {"d1": 0.3}}).means
+    {'P@1': 1.0}
+    """
+
+    def __init__(self, qrels: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
+                 split: str | None = None):
+        from .policy import Policy, get_policy
+        from .scorer import refuse_unreproducible, select_checked
+
+        with _AsInvalidInput():
+            self.measures = _measures(measures)
+            self.policy = policy if isinstance(policy, Policy) else get_policy(policy)
+            dataset, self._ints = _dataset_and_ints(qrels, rel)
+            self.dataset = select_checked(dataset, split)
+            refuse_unreproducible(self.dataset, self.measures, self.policy)
+        self._inputs = _path_input("dataset", qrels)
+
+    def score(self, run: Any) -> "Result":
+        """Score one run (any input kind) under the evaluator's policy; see ``score``."""
+        from .scorer import evaluate, prepare_checked
+
+        with _AsInvalidInput():
+            r, ints = _run_and_ints(run)
+            self._check_ids(r, ints)
+            result = evaluate(prepare_checked(self.dataset, r, self.measures, self.policy), self.measures, self.policy)
+        if self.dataset.query_source == "query_file":
+            result.extra.update(self.dataset.metadata)
+        if self.measures.notes:
+            result.extra["measures"] = list(self.measures.notes)
+        return Result(result, {**self._inputs, **_path_input("run", run)})
+
+    def _check_ids(self, run: Run, run_ints) -> None:
+        """Integer IDs on one side against the other side's string spellings (7 against "007")."""
+        qrels = self.dataset.qrels.frame
+        for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
+            self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
+            run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
+        run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
+
+
+def _path_input(role: str, x: Any) -> dict:
+    """The report's input fingerprint of a file given by path, as the CLI records it (no entry otherwise)."""
+    if not _is_path(x):
+        return {}
+    from .files import sha256_file
+
+    return {role: {"path": os.fspath(x), "sha256": sha256_file(x)}}
+
+
+def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
+          split: str | None = None) -> "Result":
+    """Score ``run`` against ``qrels`` under ``policy`` (strict by default), as ``trec-bridge score`` does.
+
+    ``measures``: "nDCG@10 RR@10", a list of such strings, or ir_measures
+    objects (``ir_measures.nDCG@10``).  ``policy``: strict, trec_eval,
+    trec_eval_c, pytrec_eval or ir_measures.  ``rel``: the relevance
+    threshold (trec_eval -l).  A dict or DataFrame run has no rank column:
+    each query is ordered by score, ties by document ID as trec_eval does.
+    Integer IDs are read as decimal text; 7 against "007" is refused
+    (E_ID_COLLISION).  Bad input raises ``InvalidInput`` (``.code``).
+
+    >>> score({"q1": {"d1": 1}, "q2": {"d9": 1}}, {"q1": {"d1": 0.5}}, "P@1").outcome
+    'incomplete'
+    """
+    return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run)
+
+
+class Result:
+    """One run's scores: means, exact means, a per-query table, the outcome and the report.
+
+    >>> r = score({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d2": 0.9, "d1": 0.1}}, "RR")
+    >>> r.means, r.exact, r.outcome
+    ({'RR': 0.5}, {'RR': Fraction(1, 2)}, 'complete')
+    """
+
+    def __init__(self, result: ScoreResult, inputs: dict | None = None):
+        self.result = result  # the scorer's full result, for what this class does not surface
+        self._inputs = inputs or {}
+
+    @property
+    def means(self) -> dict[str, float | None]:
+        """Each measure's mean over the policy's eligible queries (None: no eligible query)."""
+        return {name: m.value for name, m in self.result.means.items()}
+
+    @property
+    def exact(self) -> dict[str, Fraction]:
+        """The exact mean of each rational measure (P, R, RR, AP, ...)."""
+        return {name: m.exact for name, m in self.result.means.items() if m.exact is not None}
+
+    @property
+    def per_query(self):
+        """A pandas DataFrame, one row per query and measure: query_id, measure, value (None: null), status."""
+        import pandas as pd
+
+        names = [str(m) for m in self.result.measures]
+        rows = [(q.query_id, n, q.values[n], q.status) for q in self.result.queries for n in names]
+        return pd.DataFrame(rows, columns=["query_id", "measure", "value", "status"])
+
+    @property
+    def outcome(self) -> str:
+        """"complete", or "incomplete" when a query of the set is missing or failed (scored 0, kept in the mean)."""
+        return "complete" if self.result.complete else "incomplete"
+
+    @property
+    def missing(self) -> list[str]:
+        return self.result.missing
+
+    @property
+    def no_relevant(self) -> list[str]:
+        return self.result.no_relevant
+
+    @property
+    def unjudged(self) -> list[str]:
+        return list(self.result.unjudged_queries)
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        """Write the JSON report of ``trec-bridge score --json`` (atomically)."""
+        from .outputs import atomic_write
+        from .report import build_report, report_json
+
+        atomic_write(os.fspath(path), report_json(build_report(self.result, self._inputs)))
+
+    def _rows(self) -> list[tuple[str, str, str]]:
+        return [(name, "null" if m.value is None else f"{m.value:.4f}", str(m.eligible))
+                for name, m in self.result.means.items()]
+
+    def __repr__(self) -> str:
+        head = f"Result(policy={self.result.policy.name}, outcome={self.outcome}, queries={len(self.result.queries)})"
+        width = max([len("measure")] + [len(r[0]) for r in self._rows()])
+        lines = [head, f"  {'measure':<{width}}  {'mean':>8}  eligible"]
+        lines += [f"  {n:<{width}}  {v:>8}  {e}" for n, v, e in self._rows()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<tr><td>{html.escape(n)}</td><td>{v}</td><td>{e}</td></tr>" for n, v, e in self._rows())
+        return (f"<p>policy {html.escape(self.result.policy.name)}, {self.outcome}, "
+                f"{len(self.result.queries)} queries</p><table><thead><tr><th>measure</th><th>mean</th>"
+                f"<th>eligible</th></tr></thead><tbody>{cells}</tbody></table>")
