@@ -22,6 +22,8 @@ import pytest
 
 import trec_bridge as tb
 
+from .conftest import REPO
+
 QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d4": 1}, "q3": {"d5": 1}}
 RUN = {"q1": {"d2": 0.9, "d1": 0.8, "d3": 0.8}, "q2": {"d4": 0.5}}
 STRICT = {"RR": Fraction(1, 2), "P@1": Fraction(1, 3)}
@@ -53,6 +55,13 @@ class FakeRanx:
 FakeRanx.__module__ = "ranx.data_structures.fake"
 
 
+class FakeIrds:
+    """Stands in for an ir_datasets dataset: its qrels come from ``qrels_iter()``."""
+
+    def qrels_iter(self):
+        return iter([ir_measures.Qrel(q, d, g, "0") for q, d, g in flat(QRELS, 0)])
+
+
 def inputs(tmp_path):
     """(name, qrels, run) in every supported kind."""
     qrels_path, run_path = trec_files(tmp_path)
@@ -80,6 +89,7 @@ def inputs(tmp_path):
         ("ranx objects", FakeRanx(QRELS), FakeRanx(RUN)),
         ("own objects", tb.read_dataset(QRELS), tb.read_run(RUN)),
         ("own qrels", tb.read_qrels(QRELS), tb.read_run(RUN)),
+        ("ir_datasets-like", FakeIrds(), RUN),
     ]
 
 
@@ -132,9 +142,13 @@ def cli(*args):
                           text=True)
 
 
+EXAMPLES = REPO / "trec_bridge" / "examples"
+
+
 @pytest.mark.parametrize("policy", ["strict", "trec_eval"])
-def test_to_json_is_the_cli_report(tmp_path, policy):
-    qrels, run = trec_files(tmp_path)
+@pytest.mark.parametrize("files", ["trec", "json"])
+def test_to_json_is_the_cli_report(tmp_path, policy, files):
+    qrels, run = trec_files(tmp_path) if files == "trec" else (EXAMPLES / "dataset.json", EXAMPLES / "run.json")
     proc = cli("score", qrels, run, "RR P@1 nDCG@10", "--policy", policy, "--json", tmp_path / "cli.json")
     assert proc.returncode in (0, 2), proc.stderr
     res = tb.score(str(qrels), str(run), "RR P@1 nDCG@10", policy=policy)

@@ -183,6 +183,8 @@ class Evaluator:
 
     def _check_ids(self, run: Run, run_ints) -> None:
         """Integer IDs on one side against the other side's string spellings (7 against "007")."""
+        if not self._ints.texts and not run_ints.texts:
+            return
         qrels = self.dataset.qrels.frame
         for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
             self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
@@ -255,14 +257,17 @@ class Result:
 
     @property
     def missing(self) -> list[str]:
+        """Queries of the query set the run does not answer (scored 0 and kept in the strict mean)."""
         return self.result.missing
 
     @property
     def no_relevant(self) -> list[str]:
+        """Queries with no relevant judged document (null under strict, out of the mean)."""
         return self.result.no_relevant
 
     @property
     def unjudged(self) -> list[str]:
+        """Run queries the qrels never judge (listed, never scored)."""
         return list(self.result.unjudged_queries)
 
     def to_json(self, path: str | os.PathLike) -> None:
