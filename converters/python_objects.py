@@ -53,6 +53,8 @@ def collision(column: str, number: int, text: str, other: str) -> InvalidInput:
 
 def id_texts(values: list, column: str, ints: IntIds) -> list:
     """``values`` with every integer (not bool) replaced by its decimal text; a collision that makes is refused."""
+    if set(map(type, values)) <= {str}:
+        return values  # the common case, without an isinstance per value
     texts = {str(int(v)) for v in values if isinstance(v, numbers.Integral) and not isinstance(v, bool)}
     if not texts:
         return values
@@ -96,10 +98,9 @@ def _from_nested(obj: Mapping) -> tuple[list, list, list]:
             raise UsageError("E_USAGE", f"query {quote(str(qid))}: expected a dict {{doc_id: value}}, got "
                              f"{type(docs).__name__}")
         id_texts(list(docs), "document IDs", IntIds())
-        for did, value in docs.items():
-            q.append(qid)
-            d.append(did)
-            v.append(value)
+        q.extend([qid] * len(docs))
+        d.extend(docs.keys())
+        v.extend(docs.values())
     return q, d, v
 
 
