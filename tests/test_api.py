@@ -197,6 +197,18 @@ def test_bad_input_raises_invalid_input_with_code(qrels, run, measures, code):
     assert exc.value.code == code
 
 
+@pytest.mark.parametrize("kwargs, code", [
+    ({"policy": "nope"}, "E_POLICY_UNKNOWN"),
+    ({"rel": "2"}, "E_DATASET_THRESHOLD"),
+    ({"rel": 2**63}, "E_USAGE"),             # bounded as the CLI's --rel
+    ({"split": "x"}, "E_QUERY_SET_EMPTY"),
+])
+def test_bad_arguments_raise_invalid_input(kwargs, code):
+    with pytest.raises(tb.InvalidInput) as exc:
+        tb.score({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", **kwargs)
+    assert exc.value.code == code
+
+
 def test_result_shows_as_a_table():
     res = tb.score(QRELS, RUN, "RR P@1")
     text = repr(res)

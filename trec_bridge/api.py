@@ -47,6 +47,10 @@ def _dataset_and_ints(qrels: Any, rel: int | None):
     """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects)."""
     from converters.python_objects import IntIds, qrels_from_object
 
+    from .integers import INT64_MAX, INT64_MIN, in_range, range_text
+
+    if isinstance(rel, int) and not isinstance(rel, bool) and not in_range(rel, INT64_MIN, INT64_MAX):
+        raise UsageError("E_USAGE", f"rel must be {range_text(INT64_MIN, INT64_MAX)}, as --rel, got {rel}")
     if isinstance(qrels, Dataset):
         return (qrels if rel is None else Dataset(**{**qrels.__dict__, "threshold": rel})), IntIds()
     if _is_path(qrels):
