@@ -247,3 +247,28 @@ def test_public_names_are_documented_with_an_example():
         if name != "InvalidInput":
             assert obj.__doc__ and ">>>" in obj.__doc__, name
     assert tb.InvalidInput is __import__("trec_bridge.errors").errors.InvalidInput
+
+
+def test_assert_scores_equal_names_the_policy_that_reproduces_them():
+    from trec_bridge.testing import assert_scores_equal
+
+    assert_scores_equal({"q1": 0.5, "q2": 1.0, "q3": 0.0}, QRELS, RUN, "RR")        # strict: q3 missing scores 0
+    assert_scores_equal(0.75, QRELS, RUN, "RR", policy="trec_eval")
+    with pytest.raises(AssertionError) as exc:
+        assert_scores_equal(0.75, QRELS, RUN, "RR")                                    # their mean leaves q3 out
+    text = str(exc.value)
+    assert "mean: 0.75 vs 0.5" in text and "they match policy trec_eval" in text
+    with pytest.raises(AssertionError) as exc:
+        assert_scores_equal({"q1": 0.25, "q2": 1.0, "q3": 0.0}, QRELS, RUN, "RR")
+    assert "q1: 0.25 vs 0.5" in str(exc.value) and "no policy" in str(exc.value)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import trec_bridge.api
+    import trec_bridge.testing
+
+    for module in (trec_bridge.api, trec_bridge.testing):
+        failed, attempted = doctest.testmod(module)
+        assert attempted >= 2 and failed == 0, module.__name__

@@ -1,0 +1,72 @@
+"""A helper for a project's own tests: check its metric values against trec-bridge's, and say which policy they follow.
+
+>>> from trec_bridge.testing import assert_scores_equal
+>>> assert_scores_equal({"q1": 0.5}, {"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, "RR")
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["assert_scores_equal"]
+
+
+def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: str = "strict", *,
+                        rel: int | None = None, abs_tol: float = 1e-9) -> None:
+    """Raise AssertionError unless ``their`` values equal ours for ``measure`` under ``policy``.
+
+    ``their``: a mean (a number) or per-query values (``{query_id: value}``;
+    None for a query the policy leaves without a value).  The failure lists
+    each differing query with both values, and names every policy under
+    which trec-bridge does reproduce their values (e.g. "they match
+    policy trec_eval"), which says which convention their code follows.
+
+    >>> assert_scores_equal(0.75, {"q1": {"a": 1}, "q2": {"c": 1}}, {"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 1.0}},
+    ...                     "RR", policy="trec_eval")
+    """
+    from .api import Evaluator, read_dataset, read_run
+
+    dataset, r = read_dataset(qrels, rel=rel), read_run(run)
+    differences = _differences(their, Evaluator(dataset, [measure], policy).score(r), abs_tol)
+    if not differences:
+        return
+    explained = [name for name in _policies() if name != policy and _matches(their, dataset, r, measure, name, abs_tol)]
+    lines = [f"{measure} under policy {policy}: {len(differences)} difference(s) (query: theirs vs ours)"]
+    lines += [f"  {q}: {t!r} vs {o!r}" for q, t, o in differences[:20]]
+    lines += [f"  ... and {len(differences) - 20} more"] if len(differences) > 20 else []
+    lines.append(f"they match policy {', '.join(explained)}" if explained else
+                 "no policy of trec-bridge reproduces them (see docs/divergences.md for the conventions)")
+    raise AssertionError("\n".join(lines))
+
+
+def _differences(their: Any, result, abs_tol: float) -> list[tuple[str, Any, Any]]:
+    """(query or "mean", theirs, ours) wherever the two differ."""
+    name = str(result.result.measures[0])
+    if not isinstance(their, dict):
+        ours = result.means[name]
+        return [] if _same(their, ours, abs_tol) else [("mean", their, ours)]
+    ours = {q.query_id: q.values[name] for q in result.result.queries}
+    return [(q, their.get(q), ours.get(q)) for q in list(ours) + [q for q in their if q not in ours]
+            if not _same(their.get(q), ours.get(q), abs_tol)]
+
+
+def _same(a: Any, b: Any, abs_tol: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(float(a), float(b), rel_tol=0.0, abs_tol=abs_tol)
+
+
+def _matches(their: Any, dataset, run, measure: Any, policy: str, abs_tol: float) -> bool:
+    from .api import Evaluator
+    from .errors import InvalidInput
+
+    try:
+        return not _differences(their, Evaluator(dataset, [measure], policy).score(run), abs_tol)
+    except InvalidInput:  # the policy's tool does not compute this measure, or rejects this input
+        return False
+
+
+def _policies() -> list[str]:
+    from .policy import POLICIES
+
+    return list(POLICIES)
