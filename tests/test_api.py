@@ -272,3 +272,10 @@ def test_docstring_examples_run():
     for module in (trec_bridge.api, trec_bridge.testing):
         failed, attempted = doctest.testmod(module)
         assert attempted >= 2 and failed == 0, module.__name__
+
+
+def test_real_ranx_objects():
+    """With ranx installed (the test extra; CI), its own Qrels and Run objects; the fake above covers the rest."""
+    ranx = pytest.importorskip("ranx")
+    res = tb.score(ranx.Qrels(QRELS), ranx.Run(RUN), "RR P@1")
+    assert res.exact == STRICT
