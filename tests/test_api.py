@@ -138,8 +138,17 @@ def test_measure_objects_of_ir_measures():
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "trec_bridge.cli.main", *map(str, args)], capture_output=True,
-                          text=True)
+    """The command line's ``main`` in this process (the same code path as ``trec-bridge``, without a start-up)."""
+    import contextlib
+    import io
+    import types
+
+    from trec_bridge.cli.main import main
+
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=code, stderr=err.getvalue(), stdout=out.getvalue())
 
 
 EXAMPLES = REPO / "trec_bridge" / "examples"
