@@ -31,7 +31,7 @@ except ImportError:  # not POSIX: no limit, and PythonReference.start stays in-p
     resource = None
 
 from ..errors import ReferenceFailed
-from .result import Pending, ReferenceResult
+from .result import Collected, ReferenceResult
 
 MIB = 1 << 20
 BASE_LIMIT = 1024 * MIB  # address space any tool may take beyond its inputs
@@ -85,12 +85,11 @@ def looks_out_of_memory(message: str) -> bool:
     return any(w in message for w in OUT_OF_MEMORY_WORDS)
 
 
-class Isolated(Pending):
+class Isolated(Collected):
     """``task()`` running in a forked child from construction on; ``result()`` returns what it returned or raised."""
 
     def __init__(self, task: Callable[[], ReferenceResult], tool: str, *, timeout: float | None, budget: int):
         self._tool, self._timeout, self._budget = tool, timeout, budget
-        self._outcome: tuple[ReferenceResult | None, Exception | None] | None = None
         self._started = time.monotonic()
         current = address_space()
         limit = current + budget if current else None  # without /proc we cannot size it: no limit
@@ -109,19 +108,6 @@ class Isolated(Pending):
         os.close(write_end)
         self._pid: int | None = pid
         self._fd: int | None = read_end
-
-    def result(self) -> ReferenceResult:
-        if self._outcome is None:
-            try:
-                self._outcome = (self._collect(), None)
-            except Exception as exc:  # noqa: BLE001 - kept, so every call of result() raises the same
-                self._outcome = (None, exc)
-            finally:
-                self.cancel()
-        value, error = self._outcome
-        if error is not None:
-            raise error
-        return value
 
     def _collect(self) -> ReferenceResult:
         data = self._read()

@@ -37,6 +37,29 @@ class Pending(ABC):
         """Stop the work and free what it holds; harmless once finished."""
 
 
+class Collected(Pending):
+    """A tool running in another process: ``_collect`` waits for it once; every ``result()`` gives the same."""
+
+    _outcome: tuple | None = None
+
+    @abstractmethod
+    def _collect(self) -> ReferenceResult:
+        """Wait for the process and read its result (raise its error)."""
+
+    def result(self) -> ReferenceResult:
+        if self._outcome is None:
+            try:
+                self._outcome = (self._collect(), None)
+            except Exception as exc:  # noqa: BLE001 - kept, so every call of result() raises the same
+                self._outcome = (None, exc)
+            finally:
+                self.cancel()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
+
+
 class Done(Pending):
     """An evaluation that finished (or failed) when it was started."""
 

@@ -29,6 +29,7 @@ from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_
                    ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, takes_threshold,
                    trec_eval_name, trec_eval_reason, unavailable)
 from .registry import Tool, register
+from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
 ENV_VAR = "TREC_EVAL"
@@ -185,7 +186,7 @@ class TrecEval(Reference):
         return calls
 
 
-class _Calls(Pending):
+class _Calls(Collected):
     """trec_eval calls on files already written: the first runs from construction on, the others in turn.
 
     Output goes to anonymous temporary files, not pipes, so a process nobody
@@ -198,7 +199,6 @@ class _Calls(Pending):
         self._result, self._invocations, self._tmp, self._options = result, invocations, tmp, options
         self._limit = limit  # address space of each call (RLIMIT_AS): a huge allocation fails instead of swapping
         self._proc = self._out = self._err = None
-        self._outcome: tuple[ReferenceResult | None, Exception | None] | None = None
         self._started = 0.0
         try:
             self._spawn(invocations[0][0])
@@ -215,19 +215,6 @@ class _Calls(Pending):
                                           preexec_fn=functools.partial(limit_memory, self._limit))
         except OSError as exc:
             raise unavailable(f"cannot run trec_eval: {exc}") from None
-
-    def result(self) -> ReferenceResult:
-        if self._outcome is None:
-            try:
-                self._outcome = (self._collect(), None)
-            except Exception as exc:  # noqa: BLE001 - kept, so every call of result() raises the same
-                self._outcome = (None, exc)
-            finally:
-                self.cancel()
-        value, error = self._outcome
-        if error is not None:
-            raise error
-        return value
 
     def _collect(self) -> ReferenceResult:
         result = self._result
