@@ -91,6 +91,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.mutation)
         if "shared_data" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.needs_shared_data)
+        if "trec_eval_binary" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.needs_trec_eval)
         if any("trec_eval" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
             item.add_marker(pytest.mark.needs_trec_eval)
 
@@ -101,3 +103,14 @@ def shared_data() -> Path:
         pytest.skip(f"shared data not found at {SHARED_DATA} (set TREC_BRIDGE_SHARED_DATA)")
     return SHARED_DATA
 
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary() -> str:
+    """The real trec_eval binary (TREC_EVAL, PATH or the installer's default place); skip with the reason without it."""
+    from trec_bridge.references.trec_eval import find_binary
+
+    binary = find_binary()
+    if binary is None:
+        pytest.skip("trec_eval binary not installed (trec-bridge tools install-trec-eval)")
+    return binary

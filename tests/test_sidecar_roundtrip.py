@@ -371,16 +371,6 @@ def order_trec_eval_binary(binary: str, path: Path, tmp: Path) -> dict[str, list
     return {q: sorted(p, key=p.get) for q, p in pos.items()}
 
 
-@pytest.fixture(scope="module")
-def trec_eval_binary():
-    from trec_bridge.references.trec_eval import find_binary
-
-    binary = find_binary()
-    if binary is None:
-        pytest.skip("trec_eval binary not installed (trec-bridge tools install-trec-eval)")
-    return binary
-
-
 def test_real_trec_eval_reads_the_written_order(trec_eval_binary, tmp_path):
     docs = {"q1": [("d10", 1.0), ("d9", 1.0), ("a", 1.0), ("z", 0.5)],  # ties, listed against docno order
             "q2": [("x", 1.00000001), ("y", 1.00000002)],  # float32-equal, increasing

@@ -125,16 +125,6 @@ def trec_eval_output(binary: str, qrels: Path, run: Path) -> str:
                            str(qrels), str(run)], capture_output=True, text=True, check=True).stdout
 
 
-@pytest.fixture(scope="module")
-def trec_eval_binary():
-    from trec_bridge.references.trec_eval import find_binary
-
-    binary = find_binary()
-    if binary is None:
-        pytest.skip("trec_eval binary not installed (trec-bridge tools install-trec-eval)")
-    return binary
-
-
 @pytest.mark.parametrize("name", shared_runs() or ["(no shared data)"])
 def test_every_shared_run_survives_json_and_back(shared_data, tmp_path, name, trec_eval_binary):
     """TREC -> JSON -> TREC gives back every line's score (the same double), so trec_eval prints the same.
