@@ -185,3 +185,50 @@ def test_a_json_layout_registered_with_the_detector_is_read_by_score(toy_layout,
     assert main(["score", q, str(run), "P@1", "--json", str(out)]) == 2  # q3 is missing: incomplete
     # P@1: q1's top document is b (grade 0) -> 0; q2's is y -> 1; q3 missing -> 0, null (no relevant): (0 + 1) / 2
     assert json.loads(out.read_text())["means"]["P@1"]["value"] == 0.5
+
+
+def _weighted_hits(r, m, ctx) -> Values:
+    """Relevant documents in the whole ranking times the family's own parameter w (a float measure)."""
+    hits = r.per_query_count(r.relevant_rows(ctx.rel, None))
+    return Values(hits * float(m.param("w", 1.0)))
+
+
+def _read_weight(value, token):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        from trec_bridge.errors import InvalidInput
+        raise InvalidInput("E_MEASURE_PARAM", f"w must be a positive number (in {token})")
+    return float(value)
+
+
+SUM_FAMILY = Family("WHits", _weighted_hits, rational=False, needs_cutoff=False, params=frozenset({"rel", "w"}),
+                    description="weighted relevant documents retrieved, summed over queries",
+                    takes_cutoff=False, aggregate="sum", param_readers={"w": _read_weight},
+                    defined=lambda r, m, ctx: np.ones(r.n_queries, dtype=bool))
+
+
+@pytest.fixture
+def summed_family():
+    register(SUM_FAMILY)
+    yield SUM_FAMILY
+    unregister("WHits")
+
+
+def test_a_family_with_its_own_parameter_no_cutoff_and_a_summed_summary(summed_family, tmp_path):
+    """Family.takes_cutoff, an own parameter (Measure.extra) and aggregate="sum", from outside the package."""
+    from trec_bridge.measures import parse_measures
+    from trec_bridge.errors import InvalidInput
+    (m,) = parse_measures("WHits(w=0.5)")
+    assert m.param("w") == 0.5 and str(m) == "WHits(w=0.5)"
+    with pytest.raises(InvalidInput) as err:
+        parse_measures("WHits@10")
+    assert err.value.code == "E_CUTOFF"
+    with pytest.raises(InvalidInput) as err:
+        parse_measures("WHits(w=-1)")
+    assert err.value.code == "E_MEASURE_PARAM"
+    (tmp_path / "q").write_text(QRELS)
+    (tmp_path / "r").write_text(RUN)
+    out = tmp_path / "rep.json"
+    assert main(["score", str(tmp_path / "q"), str(tmp_path / "r"), "WHits(w=0.5)", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    # relevant retrieved: q1 2 (a, c), q2 1 (y), q3 0 -> (2 + 1 + 0) * 0.5, summed not averaged
+    assert report["means"]["WHits(w=0.5)"]["value"] == 1.5

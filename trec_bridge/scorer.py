@@ -335,7 +335,7 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
         if policy.no_relevant != "null":
             counted = np.ones(len(index_ids), dtype=bool)
         # a rational measure's float is its exact value correctly rounded
-        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted)
+        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
     return per_measure
 
 
@@ -374,6 +374,7 @@ def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset
     return [q for q in judged if q in in_run]
 
 
+GMEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: a zero value would make the geometric mean 0
 STATUSES = ("failed", "ranked", "empty", "missing")  # the first that applies names a query's status
 
 
@@ -454,6 +455,7 @@ class _MeasureValues:
     values: Values
     rounded: np.ndarray
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
+    aggregate: str = "mean"  # the family's summary: mean, sum or gmean (Family.aggregate)
 
     def value(self, i: int) -> float | None:
         return float(self.rounded[i]) if self.counted[i] else None
@@ -462,11 +464,25 @@ class _MeasureValues:
         eligible = int(self.counted.sum())
         if not eligible:
             return MeanResult(None, None, 0)
+        if self.aggregate != "mean":
+            return self._other_summary(eligible)
         if self.values.terms is not None:
             exact = self.values.terms.total(self.counted) / eligible
             return MeanResult(float(exact), exact, eligible)
         with np.errstate(over="ignore"):
             return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
+
+    def _other_summary(self, eligible: int) -> MeanResult:
+        """trec_eval's other summaries: num_* are summed (exact), gm_* are geometric means of max(value, 1e-5)."""
+        counted = self.rounded[self.counted]
+        if self.aggregate == "sum":
+            if self.values.terms is not None:
+                exact = self.values.terms.total(self.counted)
+                return MeanResult(float(exact), exact, eligible)
+            return MeanResult(float(np.sum(counted)), None, eligible)
+        if self.aggregate == "gmean":
+            return MeanResult(float(np.exp(np.mean(np.log(np.maximum(counted, GMEAN_FLOOR))))), None, eligible)
+        raise ValueError(f"unknown aggregate {self.aggregate!r}")
 
 
 class _QueryValues(Mapping):

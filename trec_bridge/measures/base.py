@@ -25,6 +25,13 @@ class Measure:
     rel: int | None = None  # None: the dataset's threshold
     gain: str | None = None  # nDCG: "exp" or "linear"; None: the policy's default (linear in every policy)
     gains: tuple[tuple[int, float], ...] | None = None  # nDCG: explicit grade -> gain map
+    # any other family's own parameters, as (name, value) sorted by name (RBP's p, SetF's beta, ...);
+    # a new family reads them with ``param`` and needs no new field here
+    extra: tuple[tuple[str, object], ...] = ()
+
+    def param(self, name: str, default=None):
+        """The value of the family-specific parameter ``name`` (``extra``), or ``default`` when not given."""
+        return dict(self.extra).get(name, default)
 
     def __str__(self) -> str:
         params = []
@@ -35,6 +42,7 @@ class Measure:
         if self.gains is not None:
             inner = ",".join(f"{g}:{_num(v)}" for g, v in self.gains)
             params.append(f"gains={{{inner}}}")
+        params.extend(f"{name}={_param_text(value)}" for name, value in self.extra)
         text = self.family + (f"({','.join(params)})" if params else "")
         return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -45,6 +53,17 @@ class Measure:
 
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _param_text(value) -> str:
+    """A parameter value as the measure string spells it: numbers shortest, words bare, maps in braces."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, (int, float)):
+        return _num(value) if isinstance(value, float) else str(value)
+    if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+        return "{" + ",".join(f"{_param_text(k)}:{_param_text(v)}" for k, v in value) + "}"
+    return str(value)
 
 
 @dataclass
@@ -221,6 +240,14 @@ class Family:
     param_readers: Mapping[str, Callable] = field(default_factory=dict)
     # (parameters read, token) -> None: a rule across parameters (nDCG: gain= or gains=, not both)
     check_params: Callable = lambda params, token: None
+    # False: the family refuses a cutoff (NumQ@10 means nothing); needs_cutoff: it requires one
+    takes_cutoff: bool = True
+    # (text after @, token) -> the cutoff the Measure keeps, raising InvalidInput when bad; None: a positive
+    # integer (IPrec@0.5 reads a recall level in [0, 1])
+    cutoff_reader: Callable | None = None
+    # how per-query values become the summary: "mean" (arithmetic, over the counted queries), "sum" (trec_eval's
+    # num_* counts) or "gmean" (gm_map, gm_bpref: exp of the mean log of max(value, 1e-5), as trec_eval)
+    aggregate: str = "mean"
 
     def native(self, tool: str):
         """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""

@@ -26,6 +26,7 @@ from .base import FAMILIES, Measure
 
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 OPEN, CLOSE = "({[", ")}]"
+SHARED_PARAMS = {"rel", "gain", "gains"}  # Measure fields; every other parameter goes to Measure.extra
 
 
 class MeasureList(list):
@@ -89,11 +90,15 @@ def parse_measure(token: str) -> Measure:
     if name is None:
         raise _unknown(match["name"], token)
     family = FAMILIES[name]
-    cutoff = _cutoff(match["cutoff"], token)
+    if match["cutoff"] is not None and not family.takes_cutoff:
+        raise InvalidInput("E_CUTOFF", f"{name} takes no cutoff (in {quote(token)})")
+    reader = family.cutoff_reader or _cutoff
+    cutoff = reader(match["cutoff"], token) if match["cutoff"] is not None else None
     if cutoff is None and family.needs_cutoff:
         raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@10 (in {quote(token)})")
     params = _params(match["params"], token) if match["params"] is not None else {}
     kwargs: dict = {}
+    extra: dict = {}
     for key, value in params.items():
         if key in family.param_aliases:
             target, values = family.param_aliases[key]
@@ -107,9 +112,10 @@ def parse_measure(token: str) -> Measure:
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
             raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)}){hint}")
-        kwargs[key] = _check_param(family, key, value, token)
-    family.check_params(kwargs, token)
-    return Measure(family=name, cutoff=cutoff, **kwargs)
+        target = kwargs if key in SHARED_PARAMS else extra
+        target[key] = _check_param(family, key, value, token)
+    family.check_params({**kwargs, **extra}, token)
+    return Measure(family=name, cutoff=cutoff, **kwargs, extra=tuple(sorted(extra.items())))
 
 
 def _unknown(name: str, token: str) -> InvalidInput:
