@@ -19,6 +19,7 @@ import polars as pl
 from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
 from ..measures.base import FAMILIES, Measure
+from ..measures.trec_names import trec_eval_form
 from ..model import Qrels, Run
 from ..ordering import synthetic_score_expr
 from .result import Done, Pending, ReferenceResult  # noqa: F401  (re-exported: the adapters import them from here)
@@ -331,26 +332,27 @@ def negative_gain_reason(gains: dict[int, float]) -> str | None:
 def trec_eval_name(measure: Measure) -> tuple[str, str | None, str] | str:
     """(-m base, parameter, printed name) of a measure in trec_eval, which pytrec_eval embeds; else a reason.
 
-    The family declares its names (``Family.tool_names["trec_eval"]``): the
-    name without a cutoff and the name with one, or a reason string.  A
-    family whose name with a cutoff is None (RR: ``recip_rank``) takes no
-    cutoff in trec_eval, which silently ignores ``recip_rank.k``; the caller
-    decides how to label or emulate that (``ignores_cutoff``).
+    The family declares its names (``Family.tool_names["trec_eval"]``, read
+    through ``measures.trec_names.trec_eval_form``).  A family whose only
+    name takes no cutoff (RR: ``recip_rank``) is computed without it, since
+    trec_eval silently ignores ``recip_rank.k``; the caller decides how to
+    label or emulate that (``ignores_cutoff``).
     """
-    named = FAMILIES[measure.family].native("trec_eval")
-    if named is None or isinstance(named, str):
-        return named or f"no trec_eval measure for {measure.family}"
-    plain, cut = named
-    k = measure.cutoff
-    if k is None or cut is None:
-        return plain, None, plain
-    return cut, str(k), f"{cut}_{k}"
+    forms = trec_eval_form(FAMILIES[measure.family])
+    if isinstance(forms, str):
+        return forms
+    for form in forms:
+        spelled = form.spell(measure)
+        if spelled is not None:
+            param, printed = spelled
+            return form.name, param, printed
+    return f"no trec_eval measure for {measure}"
 
 
 def ignores_cutoff(measure: Measure) -> bool:
     """trec_eval computes ``measure`` without its cutoff (it has no such parameter)."""
-    named = FAMILIES[measure.family].native("trec_eval")
-    return measure.cutoff is not None and isinstance(named, tuple) and named[1] is None
+    named = trec_eval_name(measure)
+    return measure.cutoff is not None and not isinstance(named, str) and named[1] is None
 
 
 def trec_eval_reason(measure: Measure, rel: int) -> str | None:
