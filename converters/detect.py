@@ -132,7 +132,11 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
     if is_json(path):
         from . import strict_json as sj
+        from .json_run_fast import read_run_fast
 
+        run = read_run_fast(path, allow_duplicates=chunks)  # a trec-bridge run document, read fast
+        if run is not None:
+            return run
         file = str(path)
         doc = sj.read_json_file(path)
         return JSON_LAYOUTS[json_layout(doc, file, "run")].read_run(doc, file, chunks)

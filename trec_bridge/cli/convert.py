@@ -152,7 +152,9 @@ def _convert_run(args) -> int:
         raise UsageError("E_USAGE", "--scores applies only when writing a TREC run; JSON keeps every score as it is")
     if src_json:
         _no_dataset_options(args)
-        run = _json_run().load_run(args.input)
+        from converters.json_run_fast import load_run
+
+        run = load_run(args.input)
     else:
         _not_json_content(args.input)
         run = read_trec_run(args.input, order=args.order or "score", use_sidecar=not args.ignore_sidecar)

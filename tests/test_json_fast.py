@@ -1,0 +1,181 @@
+"""The fast run JSON reader (converters/json_run_fast.py) against the exact one (json_run.load_run).
+
+The fast reader must give the same run for every document the exact reader
+accepts and the same error (code, message, location) for every document it
+refuses, however the document is laid out: it only ever trusts msgspec where
+the bytes vouch for it, and hands everything else to the exact reader.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from converters import json_run, json_run_fast
+from trec_bridge.errors import InvalidInput
+
+ID_CHARS = st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp", "Cf"), blacklist_characters="\u00a0")
+IDS = st.text(ID_CHARS, min_size=1, max_size=6)
+SCORES = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**63), 2**63 - 1),
+                   st.sampled_from([0.1, 1e-7, 1e16, 12345678901234567, 2.0**63, 1e19, -0.0]))
+
+
+def _outcome(read, path):
+    try:
+        run = read(path)
+    except InvalidInput as exc:
+        return ("error", exc.code, exc.message, exc.where.json_path, exc.where.line, exc.where.query, exc.where.doc)
+    return ("run", run.frame.rows(), run.queries, run.failures, run.run_id, run.dataset_id, run.dataset_version,
+            run.metadata, run.order_source)
+
+
+def _same(path, part_rows=None):
+    exact = _outcome(json_run.load_run, path)
+    if part_rows is None:
+        fast = _outcome(json_run_fast.load_run, path)
+    else:
+        fast = _outcome(lambda p: json_run_fast.join_parts(list(json_run_fast.read_run_parts_fast(
+            p, part_rows=part_rows))), path)
+    assert fast == exact
+    return exact
+
+
+@st.composite
+def documents(draw):
+    queries = draw(st.lists(IDS, max_size=4, unique=True))
+    rankings = {}
+    for q in queries:
+        docs = draw(st.lists(IDS, max_size=5))
+        kind = draw(st.sampled_from(["scored", "bare", "mixed"]))
+        entries = []
+        for d in docs:
+            if kind == "bare" or (kind == "mixed" and draw(st.booleans())):
+                entries.append(d)
+            elif kind == "mixed" and draw(st.booleans()):
+                entries.append({"doc_id": d})
+            else:
+                entries.append({"doc_id": d, "score": draw(SCORES)})
+        rankings[q] = entries
+    doc = {"format": "trec-bridge.run", "version": 1, "dataset_id": "ds", "run_id": draw(IDS), "rankings": rankings}
+    if draw(st.booleans()):
+        doc["system"] = {"model": draw(IDS)}
+    if draw(st.booleans()):
+        doc["failures"] = {draw(IDS): {"reason": "timeout"}}
+    return doc
+
+
+def _text(doc, rng: random.Random) -> str:
+    style = rng.choice(["compact", "indent", "ascii", "spaces"])
+    if style == "compact":
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    if style == "indent":
+        return json.dumps(doc, ensure_ascii=False, indent=rng.choice([1, 2, "\t"]))
+    if style == "ascii":
+        return json.dumps(doc)  # every non-ASCII character escaped: the spans with a backslash take the exact path
+    return json.dumps(doc, ensure_ascii=False, separators=(" , ", " : "))
+
+
+MUTATIONS = [
+    lambda t, r: t,
+    lambda t, r: t.replace('"score": ', '"score": 1, "score": ', 1).replace('"score":', '"score":1,"score":', 1),
+    lambda t, r: t.replace('"doc_id"', '"doc\\u005fid"', 1),
+    lambda t, r: t.replace('"rankings"', '"rankings": {}, "rankings"', 1),
+    lambda t, r: t[: r.randrange(len(t) + 1)],  # truncated anywhere
+    lambda t, r: "\ufeff" + t,
+    lambda t, r: t.replace(": 0.1", ": NaN", 1).replace(":0.1", ":NaN", 1),
+    lambda t, r: t.replace('"score": ', '"score": 1e400, "x": ', 1),
+    lambda t, r: t.replace('"ds"', '"d s"', 1),
+    lambda t, r: t + " x",
+    lambda t, r: t.replace("[", "[[", 1),
+    lambda t, r: t.replace('"score": ', '"score": 123456789012345678901234, "y": ', 1),
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(doc=documents(), seed=st.integers(0, 2**32), mutation=st.integers(0, len(MUTATIONS) - 1),
+       part_rows=st.sampled_from([None, 1, 2, 3]))
+def test_fast_and_exact_agree_on_any_document(tmp_path_factory, doc, seed, mutation, part_rows):
+    rng = random.Random(seed)
+    text = MUTATIONS[mutation](_text(doc, rng), rng)
+    path = tmp_path_factory.mktemp("j") / "run.json"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    _same(path, part_rows)
+
+
+RUN = {"format": "trec-bridge.run", "version": 1, "dataset_id": "ds", "run_id": "r",
+       "rankings": {"q1": [{"doc_id": "a", "score": 2.5}, {"doc_id": "b", "score": 1}],
+                    "q2": [{"doc_id": "x:1", "score": 0.5}],  # ':' in an ID: that span is read exactly
+                    "q3": ["p", "q"], "q4": []},
+       "failures": {"q5": {"reason": "timeout", "kind": "timeout"}}, "system": {"k": [1, 2]}}
+
+
+def test_a_run_read_in_parts_is_the_whole_run(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(RUN, indent=2))
+    whole = _same(path)
+    assert whole[0] == "run"
+    for rows in (1, 2, 3, 100):
+        parts = list(json_run_fast.read_run_parts_fast(path, part_rows=rows))
+        assert all(set(p.queries).isdisjoint(o.queries) for p in parts for o in parts if o is not p)
+        assert [q for p in parts for q in p.queries] == ["q1", "q2", "q3", "q4"]
+        assert sum(bool(p.failures) for p in parts) == 1  # the failures travel once
+        _same(path, rows)
+
+
+def test_a_repeated_key_in_a_later_part_is_the_exact_readers_error(tmp_path):
+    """The repeat sits in the last query, after parts were handed on: the error is still the exact one."""
+    text = json.dumps(RUN).replace('"q4": []', '"q4": [{"doc_id": "z", "doc_id": "y"}]')
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    outcome = _same(path, part_rows=1)
+    assert outcome[:2] == ("error", "E_JSON_DUPLICATE_KEY")
+
+
+def test_a_repeated_query_key_is_refused_not_merged(tmp_path):
+    text = json.dumps(RUN).replace('"q3": ["p", "q"]', '"q1": ["p", "q"]')
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    assert _same(path)[:2] == ("error", "E_JSON_DUPLICATE_KEY")
+
+
+def test_truncated_at_every_structural_position(tmp_path):
+    text = json.dumps(RUN, indent=1)
+    cuts = [i for i, ch in enumerate(text) if ch in '{}[]:,"'] + [len(text) - 1]
+    for i in cuts:
+        path = tmp_path / f"cut{i}.json"
+        path.write_text(text[:i])
+        outcome = _same(path)
+        assert outcome[0] == "error", i
+
+
+def test_a_large_float_is_read_but_a_large_integer_is_refused(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"format": "trec-bridge.run", "version": 1, "dataset_id": "d", "run_id": "r", '
+                    '"rankings": {"q": [{"doc_id": "a", "score": 1e300}, {"doc_id": "b", "score": 1e19}]}}')
+    assert _same(path)[0] == "run"
+    path.write_text(path.read_text().replace("1e19", "10000000000000000000"))
+    assert _same(path)[:2] == ("error", "E_JSON_NUMBER")
+
+
+def test_another_layout_is_left_to_the_detector(tmp_path):
+    path = tmp_path / "ranx.json"
+    path.write_text('{"q1": {"a": 1.0}}')
+    assert json_run_fast.read_run_parts_fast(path) is None
+
+
+def test_a_clean_document_never_reaches_the_exact_reader(tmp_path, monkeypatch):
+    """The fast path is really taken: with ':' and escapes only in some spans, the exact whole-file reader is
+    never called (a span with a backslash or ':' in an ID is parsed exactly on its own)."""
+    doc = json.loads(json.dumps(RUN))
+    doc["rankings"]["q6"] = [{"doc_id": "caf\u00e9", "score": 1.0}]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))  # ensure_ascii: q6's span holds a backslash escape
+    expected = _outcome(json_run.load_run, path)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the exact whole-file reader was called")
+    monkeypatch.setattr(json_run, "load_run", refuse)
+    assert _outcome(json_run_fast.load_run, path) == expected
