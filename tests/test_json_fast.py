@@ -179,3 +179,28 @@ def test_a_clean_document_never_reaches_the_exact_reader(tmp_path, monkeypatch):
         raise AssertionError("the exact whole-file reader was called")
     monkeypatch.setattr(json_run, "load_run", refuse)
     assert _outcome(json_run_fast.load_run, path) == expected
+
+
+GOLDEN = __import__("pathlib").Path(__file__).resolve().parent.parent / "golden"
+
+
+@pytest.mark.parametrize("as_trec", [False, True])
+def test_a_dataset_with_its_own_chunk_map_collapses_a_run_read_in_parts(tmp_path, as_trec):
+    """S2's chunk run scored against S1's dataset carrying S2's chunk map itself (no --chunk-map): the run
+    must be collapsed as with --chunk-map (S2's first case: R@2 = 2/3, RR@2 = 1/2), never scored as chunk
+    IDs.  Before, a run read in parts silently skipped the dataset's own chunk map."""
+    from trec_bridge.cli.main import main
+
+    dataset = json.loads((GOLDEN / "S1" / "dataset.json").read_text())
+    dataset["chunk_map"] = json.loads((GOLDEN / "S2" / "chunk_map.json").read_text())
+    (tmp_path / "ds.json").write_text(json.dumps(dataset))
+    run = tmp_path / ("run.trec" if as_trec else "run.json")
+    if as_trec:
+        run.write_text("q2 Q0 d3a 1 3 r\nq2 Q0 d3b 2 2 r\nq2 Q0 d4a 3 1 r\nq3 Q0 d1a 1 3 r\nq3 Q0 d1b 2 2 r\n"
+                       "q3 Q0 d5a 3 1 r\n")
+    else:
+        run.write_bytes((GOLDEN / "S2" / "run_chunks.json").read_bytes())
+    out = tmp_path / "rep.json"
+    main(["score", str(tmp_path / "ds.json"), str(run), "R@2 RR@2", "--split", "test", "--json", str(out)])
+    means = json.loads(out.read_text())["means"]
+    assert (means["R@2"]["exact"], means["RR@2"]["exact"]) == ("2/3", "1/2")

@@ -208,9 +208,9 @@ def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
 def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
                       chunk_map: ChunkMap | None = None, n_measures: int = 1) -> Prepared:
     whole = isinstance(run, Run)
-    if chunk_map is not None and not whole:
+    chunk_map = chunk_map or dataset.chunk_map
+    if chunk_map is not None and not whole:  # never score chunk IDs as documents
         raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
-    chunk_map = chunk_map or (dataset.chunk_map if whole else None)  # parts never read the dataset's (as before)
     if chunk_map is None:
         return _read(dataset, run, orderings, duplicates, n_measures)
     check_chunk_map(chunk_map, dataset.corpus)

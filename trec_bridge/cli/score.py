@@ -67,10 +67,10 @@ def io(args):
 
 
 def _score_in_parts(dataset, args, measures, policy):
-    """Score a plain TREC run part by part (bounded memory); None when it must be read whole.
+    """Score a plain TREC run or a run JSON document part by part (bounded memory); None when it must be read whole.
 
-    Whole means: not a plain TREC file (JSON, gzip, a sidecar), or a query
-    whose lines are split by another query's across parts.
+    Whole means: a gzipped TREC file, one with a sidecar, another JSON layout
+    (ranx), or a TREC query whose lines are split by another query's across parts.
     """
     from converters.detect import is_json
     from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
@@ -78,10 +78,19 @@ def _score_in_parts(dataset, args, measures, policy):
     from ..model import QueryNotContiguous
     from ..scorer import score_parts
 
-    if is_json(args.run) or not can_read_in_parts(args.run):
+    if dataset.chunk_map is not None:  # the dataset's own chunk map collapses the run: read it whole
+        return None
+    if is_json(args.run):
+        from converters.json_run_fast import read_run_parts_fast
+
+        parts = read_run_parts_fast(args.run)  # None: another JSON layout (ranx), read whole
+    elif can_read_in_parts(args.run):
+        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
+    else:
+        return None
+    if parts is None:
         return None
     try:
-        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
         with closing(parts):  # closed at once on any exit
             return score_parts(dataset, parts, measures, policy, split=args.split)
     except QueryNotContiguous:
