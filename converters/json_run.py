@@ -192,6 +192,15 @@ def _check_duplicates(frame: pl.DataFrame, file: str | None) -> None:
 
 def run_to_document(run: Run) -> dict:
     """The JSON document for ``run``: rankings in ``run.queries`` order, bare IDs where the score is null."""
+    doc = run_header(run)
+    doc["rankings"] = _rankings(run)
+    if run.failures:
+        doc["failures"] = failures_of(run)
+    return doc
+
+
+def run_header(run: Run) -> dict:
+    """Every member of the run's document before ``rankings``, in the canonical order."""
     doc: dict = {"format": FORMAT, "version": sj.FORMAT_VERSION}
     for key, value in (("dataset_id", run.dataset_id), ("dataset_version", run.dataset_version), ("run_id", run.run_id)):
         if value is not None:  # a missing required one is reported by the check before writing
@@ -200,11 +209,13 @@ def run_to_document(run: Run) -> dict:
         doc["system"] = sj.sorted_keys(run.metadata[SYSTEM_KEY])
     if run.order_source == "score":
         doc[ORDERED_BY_KEY] = "score"
-    doc["rankings"] = _rankings(run)
-    if run.failures:
-        kinds = run.metadata.get(FAILURE_KINDS_KEY) or {}
-        doc["failures"] = {q: {"reason": r, "kind": kinds[q]} if q in kinds else {"reason": r} for q, r in run.failures.items()}
     return doc
+
+
+def failures_of(run: Run) -> dict:
+    """The ``failures`` member: query ID -> {reason, kind when known}."""
+    kinds = run.metadata.get(FAILURE_KINDS_KEY) or {}
+    return {q: {"reason": r, "kind": kinds[q]} if q in kinds else {"reason": r} for q, r in run.failures.items()}
 
 
 def _rankings(run: Run) -> dict:

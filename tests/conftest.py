@@ -37,6 +37,7 @@ SLOW_FILES = frozenset({
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
 SLOW_TESTS = frozenset({
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
+    "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
     "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
     "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",

@@ -204,3 +204,60 @@ def test_a_dataset_with_its_own_chunk_map_collapses_a_run_read_in_parts(tmp_path
     main(["score", str(tmp_path / "ds.json"), str(run), "R@2 RR@2", "--split", "test", "--json", str(out)])
     means = json.loads(out.read_text())["means"]
     assert (means["R@2"]["exact"], means["RR@2"]["exact"]) == ("2/3", "1/2")
+
+
+# ---------------------------------------------------------------- writing
+
+from converters import json_run_dump  # noqa: E402
+from trec_bridge.model import RUN_SCHEMA, Run  # noqa: E402
+
+WRITE_IDS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=5)  # bad IDs too
+WRITE_SCORES = st.one_of(st.none(), st.floats(), st.sampled_from([1e-4, 9.99e-5, 1e16, 9999999999999998.0, -0.0]))
+
+
+@st.composite
+def runs(draw):
+    import polars as pl
+    queries = draw(st.lists(WRITE_IDS, max_size=4, unique=True))
+    rows = []
+    for q in queries:
+        for rank, d in enumerate(draw(st.lists(WRITE_IDS, max_size=4)), 1):
+            rows.append((q, d, draw(WRITE_SCORES), rank))
+    frame = pl.DataFrame(rows, schema=RUN_SCHEMA, orient="row")
+    failures = {draw(WRITE_IDS): "timeout"} if draw(st.booleans()) else {}
+    system = {"k": draw(WRITE_IDS)} if draw(st.booleans()) else None
+    return Run(frame=frame, queries=tuple(queries), failures=failures, run_id=draw(st.sampled_from(["r", "r 1"])),
+               dataset_id="ds", dataset_version=None, metadata={"system": system} if system else {}, order=None,
+               order_source=draw(st.sampled_from(["list", "score"])))
+
+
+def _written(write, run, path):
+    try:
+        write(run, path)
+    except InvalidInput as exc:
+        return ("error", exc.code, exc.message, exc.where.json_path)
+    return ("bytes", path.read_bytes())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(run=runs())
+def test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal(tmp_path_factory, run):
+    folder = tmp_path_factory.mktemp("w")
+    assert _written(json_run_dump.dump_run, run, folder / "fast.json") == \
+        _written(json_run.dump_run, run, folder / "exact.json")
+
+
+def test_the_fast_writer_escapes_and_spells_numbers_as_json_dumps(tmp_path, monkeypatch):
+    import polars as pl
+    rows = [("q", 'a"b', 1e-5, 1), ("q", "c\\d", 0.1, 2), ("q", "e", None, 3), ("q", "f", 1e16, 4),
+            ("q", "g", -0.0, 5), ("q", "h", 123.0, 6)]
+    run = Run(frame=pl.DataFrame(rows, schema=RUN_SCHEMA, orient="row"), queries=("q", "empty"), failures={},
+              run_id="r", dataset_id="ds", dataset_version=None, metadata={}, order=None, order_source="list")
+    exact = _written(json_run.dump_run, run, tmp_path / "e.json")
+    monkeypatch.setattr(json_run, "dump_run", None)  # the fast path must not hand this run over
+    fast = _written(json_run_dump.dump_run, run, tmp_path / "f.json")
+    assert fast == exact
+    text = fast[1].decode()
+    assert ('[{"doc_id": "a\\"b", "score": 1e-05}, {"doc_id": "c\\\\d", "score": 0.1}, "e", '
+            '{"doc_id": "f", "score": 1e+16}, {"doc_id": "g", "score": -0.0}, {"doc_id": "h", "score": 123.0}]') in text
+    assert '"empty": []' in text

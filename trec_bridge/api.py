@@ -145,7 +145,7 @@ def write_run(run: Any, path: str | os.PathLike, format: str = "trec", *, run_id
         if r.dataset_id is None or r.run_id is None:
             raise UsageError("E_USAGE", "a JSON run names itself and the dataset it belongs to, and this run does "
                              "not: pass run_id= and dataset_id= (and dataset_version= if the dataset has versions)")
-        from converters.json_run import dump_run
+        from converters.json_run_dump import dump_run
 
         dump_run(r, path)
 

@@ -161,7 +161,9 @@ def _convert_run(args) -> int:
         _report_order(run)
         run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, dst_json)
     if dst_json:
-        _json_run().dump_run(run, args.output)
+        from converters.json_run_dump import dump_run
+
+        dump_run(run, args.output)
         note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
         return 0
     info = write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
@@ -268,14 +270,6 @@ def _dataset_ids(args, known_id, known_version, to_json: bool) -> tuple:
         raise UsageError("E_USAGE", "a JSON file names the dataset it belongs to, and a TREC file does not: "
                          "pass --dataset-id ID (and --dataset-version V if the dataset has versions)")
     return dataset_id, version
-
-
-def _json_run():
-    try:
-        from converters import json_run
-    except ModuleNotFoundError as exc:  # pragma: no cover - only while the JSON side is missing
-        raise UsageError("E_USAGE", f"JSON runs are not available in this build ({exc})") from None
-    return json_run
 
 
 def _json_dataset():

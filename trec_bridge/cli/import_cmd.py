@@ -137,7 +137,7 @@ def _irds(args) -> int:
 def _ranx_run(args) -> int:
     from pathlib import Path
 
-    from converters.json_run import dump_run
+    from converters.json_run_dump import dump_run
     from converters.ranx_json import read_ranx_run
 
     run_id = args.run_id or _stem(Path(args.input).name)

@@ -1,0 +1,153 @@
+"""Writing a run JSON document at TREC speed, byte for byte the canonical layout ``json_run.dump_run`` writes.
+
+``dump_run`` builds a dict per entry, re-reads the whole document to prove it
+loadable and renders it entry by entry with ``json.dumps``: 20 s for 7M
+entries.  Here the same checks run on columns (IDs against the ID pattern,
+finite scores, repeats, queries both ranked and failed), the members other
+than ``rankings`` go through the exact path (``json_run``'s header, rendered
+and re-parsed strictly), and each query's line is assembled by polars:
+IDs escaped as ``json.dumps`` escapes them, scores as ``repr`` prints them
+(polars' shortest text agrees with ``repr`` from 1e-4 to 1e16; other scores
+take ``repr`` itself).  Whenever a check doubts the run, ``json_run.dump_run``
+writes it, or refuses it with its own message.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import polars as pl
+
+from trec_bridge.errors import InvalidInput
+from trec_bridge.files import atomic_write
+from trec_bridge.model import Run
+from trec_bridge.ordering import pair_keys_of_blocks
+
+from . import json_run
+from . import strict_json as sj
+
+_PLACEHOLDER = '\n  "rankings": {}'  # the header rendered with empty rankings, at the top level's indent
+POSITIONAL = (1e-4, 1e16)
+SEPARATOR = b", "  # between two entries of a list  # where polars' float text is repr's
+
+
+class _Doubt(Exception):
+    """The run may be refused: the exact writer decides, with its message."""
+
+
+def dump_run(run: Run, path: str | os.PathLike) -> None:
+    """Write ``run`` as ``json_run.dump_run`` would (same bytes, same refusals), atomically."""
+    try:
+        pieces = render_run(run)
+    except _Doubt:
+        json_run.dump_run(run, path)  # refuses with its own message, or writes what was only doubted
+        return
+    atomic_write(path, lambda fh: fh.writelines(pieces))
+
+
+def render_run(run: Run) -> list:
+    """The document's bytes, in pieces (views into one buffer, not copies); raises ``_Doubt`` where the exact
+    writer must look."""
+    frame = run.own_frame()
+    _check(run, frame)
+    header = json_run.run_header(run)
+    tail = {"failures": json_run.failures_of(run)} if run.failures else {}
+    try:
+        text = sj.render({**header, "rankings": {}, **tail}, json_run._LAYOUT)
+        sj.encode_checked(text, strict=True, file=None)  # the header and tail as the loader reads them
+        json_run.document_to_run({**header, "rankings": {}, **tail}, None)
+    except InvalidInput:
+        raise _Doubt("header") from None
+    if text.count(_PLACEHOLDER) != 1:
+        raise _Doubt("layout")
+    try:
+        head, tail_text = (sj.encode_checked(t, strict=False, file=None) for t in text.split(_PLACEHOLDER))
+    except InvalidInput:
+        raise _Doubt("encoding") from None
+    return [head, b'\n  "rankings": ', *_rankings_text(run, frame), tail_text]
+
+
+def _check(run: Run, frame: pl.DataFrame) -> None:
+    """What the loader would refuse in the rankings, on columns."""
+    if not all(map(sj.id_is_valid, run.queries)) or set(run.queries) & set(run.failures):
+        raise _Doubt("query IDs")
+    docs = frame.get_column("doc_id")
+    if (docs.str.len_bytes() == 0).any() or docs.str.contains(sj.ID_BAD_CHARS).any():
+        raise _Doubt("document IDs")
+    scores = frame.get_column("score")
+    if (scores.is_nan() | scores.is_infinite()).any():
+        raise _Doubt("scores")
+    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
+    if frame.height and int(frame.get_column("query_id").rle_id().max()) + 1 != groups.height:
+        raise _Doubt("rows not grouped by query")
+    if not set(groups.get_column("query_id").to_list()) <= set(run.queries):
+        raise _Doubt("rows of a query not in Run.queries")
+    ranks_ok = frame.select((pl.col("rank") == pl.int_range(1, pl.len() + 1).over("query_id")).all()).item()
+    if frame.height and not ranks_ok:
+        raise _Doubt("ranks")
+    counts = groups.get_column("n").to_numpy()
+    keys = np.sort(pair_keys_of_blocks(groups.get_column("query_id"), counts, docs))
+    if (keys[1:] == keys[:-1]).any():
+        raise _Doubt("a document may be listed twice")
+
+
+def _rankings_text(run: Run, frame: pl.DataFrame) -> list:
+    """``{\n    "q": [entries],\n ...\n  }``, as ``sj.render`` lays out the rankings (``{}`` when none).
+
+    Every entry's text is made in one polars pass; polars writes them end to
+    end, each followed by ", " (``write_csv``'s line end), so each query's
+    list is one slice of that buffer.
+    """
+    if not run.queries:
+        return [b"{}"]
+    docs = pl.col("doc_id")
+    if frame.get_column("doc_id").str.contains(r'["\\]').any():  # json.dumps escapes these two in an ID
+        docs = docs.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
+    scored = pl.concat_str([pl.lit('{"doc_id": "'), docs, pl.lit('", "score": '), pl.lit(_score_text(frame)),
+                            pl.lit("}")])
+    if frame.get_column("score").has_nulls():
+        scored = pl.when(pl.col("score").is_null()).then(pl.concat_str([pl.lit('"'), docs, pl.lit('"')])).otherwise(
+            scored)
+    entries = frame.select(scored.alias("e"))
+    ends = np.cumsum(entries.get_column("e").str.len_bytes().to_numpy().astype(np.int64) + len(SEPARATOR))
+    buffer = io.BytesIO()
+    entries.write_csv(buffer, include_header=False, quote_style="never", line_terminator=SEPARATOR.decode())
+    body = buffer.getbuffer()
+    spans = _query_spans(frame, ends)
+    pieces = [b"{\n"]
+    for i, q in enumerate(run.queries):
+        start, end = spans.get(q, (0, len(SEPARATOR)))
+        end -= len(SEPARATOR)  # the last entry's separator is not written
+        pieces += [b",\n    " if i else b"    ", _utf8(json.dumps(q, ensure_ascii=False)), b": [", body[start:end], b"]"]
+    pieces.append(b"\n  }")
+    return pieces
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the exact writer names it
+        raise _Doubt("encoding") from None
+
+
+def _query_spans(frame: pl.DataFrame, ends: np.ndarray) -> dict[str, tuple[int, int]]:
+    """Query ID -> (start, end) of its entries' bytes in the buffer (rows are grouped by query)."""
+    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
+    last_row = np.cumsum(groups.get_column("n").to_numpy().astype(np.int64)) - 1
+    stops = ends[last_row].tolist() if len(last_row) else []
+    starts = [0] + stops[:-1]
+    return dict(zip(groups.get_column("query_id").to_list(), zip(starts, stops)))
+
+
+def _score_text(frame: pl.DataFrame) -> pl.Series:
+    """Each score as ``repr(float)`` writes it (what ``json.dumps`` writes)."""
+    scores = frame.get_column("score")
+    text = scores.cast(pl.String)
+    magnitude = scores.abs()
+    other = (scores != 0) & ((magnitude < POSITIONAL[0]) | (magnitude >= POSITIONAL[1]))
+    rows = np.flatnonzero(other.fill_null(False).to_numpy())
+    if len(rows):
+        text = text.scatter(rows, [repr(v) for v in scores.gather(rows).to_list()])
+    return text
