@@ -33,6 +33,25 @@ def is_json(path: str | Path) -> bool:
         n *= 16  # megabytes of blanks before the brace: still JSON, as the reader will find
 
 
+RUN_LINES_FORMAT = b'"trec-bridge.run-lines"'
+_FIRST_LINE = 1 << 20  # a header longer than this is not sniffed (its file is read as a JSON document)
+
+
+def is_run_lines(path: str | Path) -> bool:
+    """Whether the file is a run in JSON Lines: its first line is an object naming ``trec-bridge.run-lines``."""
+    head = head_bytes(path, _FIRST_LINE)
+    first, newline, _ = head.partition(b"\n")
+    if not newline or RUN_LINES_FORMAT not in first:
+        return False
+    import msgspec  # only when a file may be JSON Lines: TREC start-up stays light
+
+    try:
+        header = msgspec.json.decode(first)
+    except (msgspec.DecodeError, RecursionError):
+        return False  # a broken first line: read as a document, whose reader says what is wrong
+    return isinstance(header, dict) and header.get("format") == RUN_LINES_FORMAT.decode().strip('"')
+
+
 @dataclass(frozen=True)
 class JsonLayout:
     """A JSON layout the detector knows: which top-level objects are its own, and how to read them.
@@ -134,6 +153,10 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
         from . import strict_json as sj
         from .json_run_fast import read_run_fast
 
+        if is_run_lines(path):
+            from .json_run_lines import read_run_lines
+
+            return read_run_lines(path, allow_duplicates=chunks)
         run = read_run_fast(path, allow_duplicates=chunks)  # a trec-bridge run document, read fast
         if run is not None:
             return run

@@ -94,14 +94,24 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
 
 
 def _rankings_text(run: Run, frame: pl.DataFrame) -> list:
-    """``{\n    "q": [entries],\n ...\n  }``, as ``sj.render`` lays out the rankings (``{}`` when none).
+    """``{\n    "q": [entries],\n ...\n  }``, as ``sj.render`` lays out the rankings (``{}`` when none)."""
+    if not run.queries:
+        return [b"{}"]
+    lists = entry_lists(frame)
+    pieces = [b"{\n"]
+    for i, q in enumerate(run.queries):
+        pieces += [b",\n    " if i else b"    ", json_text(q), b": [", lists.get(q, b""), b"]"]
+    pieces.append(b"\n  }")
+    return pieces
+
+
+def entry_lists(frame: pl.DataFrame) -> dict[str, memoryview]:
+    """Query ID -> the text of its entries, ``json.dumps``-compact and ", "-separated (without the brackets).
 
     Every entry's text is made in one polars pass; polars writes them end to
     end, each followed by ", " (``write_csv``'s line end), so each query's
-    list is one slice of that buffer.
+    list is one view of that buffer, never copied.
     """
-    if not run.queries:
-        return [b"{}"]
     docs = pl.col("doc_id")
     if frame.get_column("doc_id").str.contains(r'["\\]').any():  # json.dumps escapes these two in an ID
         docs = docs.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
@@ -115,14 +125,12 @@ def _rankings_text(run: Run, frame: pl.DataFrame) -> list:
     buffer = io.BytesIO()
     entries.write_csv(buffer, include_header=False, quote_style="never", line_terminator=SEPARATOR.decode())
     body = buffer.getbuffer()
-    spans = _query_spans(frame, ends)
-    pieces = [b"{\n"]
-    for i, q in enumerate(run.queries):
-        start, end = spans.get(q, (0, len(SEPARATOR)))
-        end -= len(SEPARATOR)  # the last entry's separator is not written
-        pieces += [b",\n    " if i else b"    ", _utf8(json.dumps(q, ensure_ascii=False)), b": [", body[start:end], b"]"]
-    pieces.append(b"\n  }")
-    return pieces
+    return {q: body[start:end - len(SEPARATOR)] for q, (start, end) in _query_spans(frame, ends).items()}
+
+
+def json_text(value: str) -> bytes:
+    """``json.dumps(value, ensure_ascii=False)`` as UTF-8; a lone surrogate is left to the exact writer."""
+    return _utf8(json.dumps(value, ensure_ascii=False))
 
 
 def _utf8(text: str) -> bytes:

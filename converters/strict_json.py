@@ -386,7 +386,19 @@ def validate(doc: Any, name: str, file: str | None, light: dict[str, Any] | None
 @lru_cache(maxsize=None)
 def _validator(name: str, light_json: str) -> Any:
     light = json.loads(light_json)
-    return StrictValidator(lightened(name, light) if light else shipped_schema(name))
+    return StrictValidator(lightened(name, light) if light else shipped_schema(name), registry=_registry())
+
+
+REFERABLE = ("run.v1.json",)  # shipped schemas whose $defs another schema refers to by $id
+
+
+@lru_cache(maxsize=None)
+def _registry():
+    """The shipped schemas other schemas refer to (run-lines.v1.json uses run.v1.json's IDs and entries)."""
+    from referencing import Registry, Resource
+
+    return Registry().with_resources((shipped_schema(n)["$id"], Resource.from_contents(shipped_schema(n)))
+                                     for n in REFERABLE)
 
 
 def describe(error: jsonschema.ValidationError) -> tuple[Parts, str]:

@@ -124,7 +124,12 @@ def _qrels_io(args):
 
 
 def is_json_name(path: str) -> bool:
-    return str(path).lower().endswith(".json")
+    """A JSON file by its name: ``.json``, or ``.jsonl`` (a run in JSON Lines, one query a line)."""
+    return str(path).lower().endswith((".json", ".jsonl"))
+
+
+def is_lines_name(path: str) -> bool:
+    return str(path).lower().endswith(".jsonl")
 
 
 def _not_json_content(path: str) -> None:
@@ -152,9 +157,11 @@ def _convert_run(args) -> int:
         raise UsageError("E_USAGE", "--scores applies only when writing a TREC run; JSON keeps every score as it is")
     if src_json:
         _no_dataset_options(args)
+        from converters.detect import is_run_lines
         from converters.json_run_fast import load_run
+        from converters.json_run_lines import read_run_lines
 
-        run = load_run(args.input)
+        run = read_run_lines(args.input) if is_run_lines(args.input) else load_run(args.input)
     else:
         _not_json_content(args.input)
         run = read_trec_run(args.input, order=args.order or "score", use_sidecar=not args.ignore_sidecar)
@@ -162,8 +169,9 @@ def _convert_run(args) -> int:
         run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, dst_json)
     if dst_json:
         from converters.json_run_dump import dump_run
+        from converters.json_run_lines import dump_run_lines
 
-        dump_run(run, args.output)
+        (dump_run_lines if is_lines_name(args.output) else dump_run)(run, args.output)
         note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
         return 0
     info = write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
@@ -224,6 +232,10 @@ def _convert_qrels(args) -> int:
     from ..model import Dataset, Query
 
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
+    lines = next((p for p in (args.input, args.output) if is_lines_name(p)), None)
+    if lines is not None:
+        raise UsageError("E_USAGE", f"{lines}: JSON Lines (.jsonl) is a form of the run format; a dataset is "
+                         "written as .json")
     if src_json:
         _no_dataset_options(args)
         dataset = _json_dataset().load_dataset(args.input)

@@ -72,7 +72,7 @@ def _score_in_parts(dataset, args, measures, policy):
     Whole means: a gzipped TREC file, one with a sidecar, another JSON layout
     (ranx), or a TREC query whose lines are split by another query's across parts.
     """
-    from converters.detect import is_json
+    from converters.detect import is_json, is_run_lines
     from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
 
     from ..model import QueryNotContiguous
@@ -80,7 +80,11 @@ def _score_in_parts(dataset, args, measures, policy):
 
     if dataset.chunk_map is not None:  # the dataset's own chunk map collapses the run: read it whole
         return None
-    if is_json(args.run):
+    if is_json(args.run) and is_run_lines(args.run):
+        from converters.json_run_lines import read_run_lines_parts
+
+        parts = read_run_lines_parts(args.run)
+    elif is_json(args.run):
         from converters.json_run_fast import read_run_parts_fast
 
         parts = read_run_parts_fast(args.run)  # None: another JSON layout (ranx), read whole

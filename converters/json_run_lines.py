@@ -1,0 +1,242 @@
+"""A run as JSON Lines (``trec-bridge.run-lines``): the header on the first line, one query per line after it.
+
+The same meaning as a run document (``trec-bridge.run``, json_run.py), in a
+shape that is read line by line: memory follows the largest query and the
+part being scored, never the file, so a 50M-entry run is scored in bounded
+memory.  Line 1 holds the members of the run document other than
+``rankings`` and ``failures`` (``"format": "trec-bridge.run-lines"``); every
+other line is ``{"query_id": ..., "ranking": [...]}`` or ``{"query_id": ...,
+"failure": {"reason": ...}}``.  Each line is checked as strictly as a run
+document (its members by the exact parser, its ranking by the fast decoder
+of json_run_fast, which hands doubtful spans to the exact parser); errors
+name the file's line.  Field reference: docs/formats.md.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+import polars as pl
+
+from trec_bridge.errors import InvalidInput
+from trec_bridge.files import GZIP_MAGIC, atomic_write, read_input_bytes
+from trec_bridge.messages import quote
+from trec_bridge.model import Run
+
+from . import json_run, json_run_dump, json_run_fast
+from . import strict_json as sj
+
+FORMAT = "trec-bridge.run-lines"
+SCHEMA = "run-lines.v1.json"
+_RECORD = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def read_run_lines(path: str | os.PathLike, *, allow_duplicates: bool = False) -> Run:
+    """The whole run of a JSON Lines file."""
+    return json_run_fast.join_parts(list(read_run_lines_parts(path, allow_duplicates=allow_duplicates)))
+
+
+def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = False,
+                         part_rows: int = json_run_fast.PART_ROWS) -> Iterator[Run]:
+    """The run in parts of about ``part_rows`` entries, every query whole in one; the failures come with the last."""
+    file = str(path)
+    with _lines(path) as lines:
+        header = _header(next(lines, b""), file)
+        shell = json_run._to_model({**header, "format": json_run.FORMAT, "rankings": {}}, file, allow_duplicates)
+        seen: dict[str, int] = {}
+        failures: dict[str, str] = {}
+        kinds: dict[str, str] = {}
+        out, held = [], 0
+        for n, line in enumerate(lines, 2):
+            record = _record(line, n, file)
+            if record is None:
+                continue
+            q, columns, failure = record
+            if q in seen:
+                raise InvalidInput("E_RUN_DUPLICATE_QUERY", f"query {quote(q)} has a record on line {seen[q]} and again "
+                                   f"on line {n}; keep one", file=file, line=n, query=q)
+            seen[q] = n
+            if failure is not None:
+                failures[q] = failure["reason"]
+                if "kind" in failure:
+                    kinds[q] = failure["kind"]
+                continue
+            out.append((q, columns))
+            held += len(columns[0])
+            if held >= part_rows:
+                yield _part(out, shell, file, allow_duplicates, seen)
+                out, held = [], 0
+        shell.failures = failures
+        if kinds:
+            shell.metadata = {**shell.metadata, json_run.FAILURE_KINDS_KEY: kinds}
+        yield _part(out, shell, file, allow_duplicates, seen, last=True)
+
+
+@contextmanager
+def _lines(path):
+    """The file's lines (gzip allowed); a missing file, a folder or a pipe gets the readers' own error."""
+    p = Path(path)
+    if not p.is_file():
+        read_input_bytes(path)  # raises the right error
+    try:
+        with open(p, "rb") as raw:
+            gz = raw.read(2) == GZIP_MAGIC
+        fh = gzip.open(p, "rb") if gz else open(p, "rb")
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    with fh:
+        yield iter(fh)
+
+
+def _header(line: bytes, file: str) -> dict:
+    """Line 1: the run's members other than rankings and failures, checked as a run document's."""
+    with _at_line(1, file):
+        doc = sj.parse_json(line, file)
+        sj.check_format(doc, FORMAT, file)
+        for member in ("rankings", "failures"):
+            if member in doc:
+                raise sj.schema_error((member,), f"{member} go on their own lines in a {FORMAT} file, one query a line",
+                                      file)
+        sj.validate({**doc, "format": json_run.FORMAT, "rankings": {}}, json_run.SCHEMA, file, json_run.LIGHT)
+    return doc
+
+
+def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | None, dict | None] | None:
+    """(query ID, columns or None, failure or None) of line ``n``; None for the final line end."""
+    if not line.strip(b" \t\r\n"):
+        if line.endswith(b"\n") or line:
+            raise InvalidInput("E_JSON_SYNTAX", f"line {n} is blank; a {FORMAT} file has one JSON object a line",
+                               file=file, line=n)
+        return None
+    with _at_line(n, file):
+        try:
+            members = _RECORD.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            members = None
+        ranking = members.get("ranking") if members else None
+        if ranking is not None and bytes(ranking)[:1] == b"[":
+            start = json_run_fast._address(ranking) - json_run_fast._address(line)
+            skeleton = sj.parse_json(line[:start] + b"[]" + line[start + len(ranking):], file)
+        else:
+            skeleton, ranking = sj.parse_json(line, file), None
+        q = _check_record(skeleton, file)
+        if "failure" in skeleton:
+            return q, None, skeleton["failure"]
+        if ranking is None:
+            return q, ([], []), None
+        try:
+            return q, json_run_fast._decode(ranking, q, file), None
+        except InvalidInput as exc:  # found in the ranking alone: its path and column within the line
+            raise _within(exc, q, start) from None
+
+
+def _within(exc: InvalidInput, q: str, start: int) -> InvalidInput:
+    """An error of the ranking parsed on its own, placed in its line: ``$[2]`` -> ``$.ranking[2]``, columns shifted."""
+    path = exc.where.json_path or "$"
+    if not path.startswith(sj.json_path(("rankings", q))):
+        path = "$.ranking" + path[1:]
+    message = re.sub(r"\(line 1, column (\d+)\)", lambda m: f"(line 1, column {int(m[1]) + start})", exc.message)
+    return InvalidInput(exc.code, message, file=exc.where.file, json_path=path, query=exc.where.query or q,
+                        doc=exc.where.doc)
+
+
+def _check_record(record, file: str) -> str:
+    if isinstance(record, dict) and "ranking" in record and "failure" in record:
+        q = record.get("query_id")
+        raise InvalidInput("E_RUN_QUERY_CONFLICT", f"query {quote(q)} has both a ranking and a failure record; keep one",
+                           file=file, json_path="$", query=q if isinstance(q, str) else None)
+    if isinstance(record, dict) and "query_id" in record and "ranking" not in record and "failure" not in record:
+        raise sj.schema_error((), 'a record needs "ranking" (the query\'s ranked list) or "failure" (why it has none)',
+                              file)
+    sj.validate(record, SCHEMA, file, {"/properties/ranking": {"type": "array"}})
+    return record["query_id"]
+
+
+@contextmanager
+def _at_line(n: int | dict, file: str):
+    """Errors inside one line name the file's line (``n``, or the line of the query an error names); a
+    ranking's JSON path is the line's own (``$.ranking[3]``)."""
+    try:
+        yield
+    except InvalidInput as exc:
+        where = exc.where
+        query = where.query if where.query is not None or isinstance(n, int) else _query_of(where.json_path, n)
+        line = n if isinstance(n, int) else n.get(query)
+        path = where.json_path
+        if path and query is not None:
+            path = path.replace(sj.json_path(("rankings", query)), "$.ranking", 1)
+        message = exc.message.replace("(line 1, column", f"(line {line}, column") if line else exc.message
+        raise InvalidInput(exc.code, message, file=file, line=line, json_path=path, query=query,
+                           doc=where.doc) from None
+
+
+def _query_of(path: str | None, lines: dict[str, int]) -> str | None:
+    """The query a run document's path names (``$.rankings.q1[3]`` -> q1), among the queries read."""
+    for q in lines:
+        prefix = sj.json_path(("rankings", q))
+        if path and path.startswith(prefix) and path[len(prefix):len(prefix) + 1] in ("", "["):
+            return q
+    return None
+
+
+def _part(out: list, shell: Run, file: str, allow_duplicates: bool, lines: dict[str, int], last: bool = False) -> Run:
+    """A Run of the queries in ``out``, checked (IDs, repeats) with errors on their lines; the last part
+    carries the failures."""
+    with _at_line(lines, file):
+        return json_run_fast._part(out, shell, file, allow_duplicates, first=last)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def dump_run_lines(run: Run, path: str | os.PathLike) -> None:
+    """Write ``run`` as JSON Lines, atomically; refuse (InvalidInput) what the reader would refuse."""
+    try:
+        pieces = _render(run)
+    except (json_run_dump._Doubt, ValueError, TypeError):
+        _refuse(run)  # raises the run document's refusal, worded for JSON Lines
+        pieces = _render_slowly(run)
+    atomic_write(path, lambda fh: fh.writelines(pieces))
+
+
+def _render(run: Run) -> list:
+    frame = run.own_frame()
+    json_run_dump._check(run, frame)
+    header = {**json_run.run_header(run), "format": FORMAT}
+    failures = json_run.failures_of(run)
+    try:
+        json_run.document_to_run({**json_run.run_header(run), "rankings": {}, **({"failures": failures} if failures
+                                                                                 else {})}, None)
+    except InvalidInput:
+        raise json_run_dump._Doubt("header") from None
+    lists = json_run_dump.entry_lists(frame) if frame.height else {}
+    pieces = [json_run_dump._utf8(sj._compact(header)), b"\n"]
+    for q in run.queries:
+        pieces += [b'{"query_id": ', json_run_dump.json_text(q), b', "ranking": [', lists.get(q, b""), b"]}\n"]
+    for q, failure in failures.items():
+        pieces += [b'{"query_id": ', json_run_dump.json_text(q), b', "failure": ',
+                   json_run_dump._utf8(sj._compact(failure)), b"}\n"]
+    return pieces
+
+
+def _refuse(run: Run) -> None:
+    try:
+        json_run.document_to_run(json_run.run_to_document(run), None)
+        sj.encode_checked(sj.render(json_run.run_to_document(run), json_run._LAYOUT), strict=False, file=None)
+    except InvalidInput as exc:
+        raise InvalidInput(exc.code, f"cannot write this run as JSON Lines: {exc.message}", file=run.source,
+                           json_path=exc.where.json_path, query=exc.where.query, doc=exc.where.doc) from None
+
+
+def _render_slowly(run: Run) -> list:
+    """A run the fast checks doubted and the document's checks accept (a hash collision): entry by entry."""
+    doc = json_run.run_to_document(run)
+    lines = [sj._compact({**json_run.run_header(run), "format": FORMAT})]
+    lines += [sj._compact({"query_id": q, "ranking": r}) for q, r in doc["rankings"].items()]
+    lines += [sj._compact({"query_id": q, "failure": f}) for q, f in doc.get("failures", {}).items()]
+    return [(line + "\n").encode("utf-8") for line in lines]
