@@ -414,6 +414,18 @@ TOOLS = [
     Tool("score-te", "trec-bridge score --policy trec_eval",
          lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(r), TE_POLICY_MEASURES, "--policy", "trec_eval"],
          (0, 2), parse_score_table),
+    Tool("score-json", "trec-bridge score on the run as JSON (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".json")), STRICT_MEASURES], (0, 2),
+         parse_score_table),
+    Tool("score-jsonl", "trec-bridge score on the run as JSON Lines (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".jsonl")), STRICT_MEASURES],
+         (0, 2), parse_score_table),
+    Tool("convert-json", "trec-bridge convert run TREC -> JSON",
+         lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(r), str(o / "converted.json"), "--dataset-id",
+                             "bench"], (0,), parse_nothing),
+    Tool("convert-trec", "trec-bridge convert run JSON -> TREC",
+         lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(json_twin(c, r, ".json")), str(o / "back.trec"),
+                             "--no-sidecar"], (0,), parse_nothing),
     Tool("crosscheck", "trec-bridge crosscheck --against trec_eval,pytrec_eval",
          lambda c, q, r, o: [*c.trec_bridge, "crosscheck", str(q), str(r), STRICT_MEASURES,
                              "--against", "trec_eval,pytrec_eval", "--repro-dir", str(o / "repro")],
@@ -429,6 +441,17 @@ TOOLS = [
          parse_json_means(RANX_NAMES)),
 ]
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
+JSON_TOOLS = ("score-json", "score-jsonl", "convert-json", "convert-trec")  # not in the default --tools
+
+
+def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:
+    """The run as JSON (or JSON Lines) beside the TREC file, made once by trec-bridge convert (not timed)."""
+    twin = run.with_name(run.name + suffix)
+    if not twin.exists():
+        log(f"making {twin.name} (once, not timed)")
+        subprocess.run([*ctx.trec_bridge, "convert", "run", str(run), str(twin), "--dataset-id", "bench"], check=True,
+                       stdout=subprocess.DEVNULL)
+    return twin
 
 
 @dataclasses.dataclass
@@ -532,6 +555,11 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
             ("NO", [f"crosscheck exited {rc}: an unexplained difference (see its stdout)"])
     if tool == "ranx":
         return "not checked (own tie rule)", []
+    if tool.startswith("convert-"):
+        return "not checked (writes a file; tests/test_json_fast.py holds the bytes)", []
+    if tool in ("score-json", "score-jsonl") and "score" in values:
+        checked, bad = compare(values[tool], values["score"], list(values["score"]), "score on the TREC run")
+        return _cell(checked, bad, "score on the TREC run"), bad
     mine = values[tool]
     if tool == "pytrec_eval":
         if te is None:
@@ -600,6 +628,11 @@ TARGETS = {
     ("W1", "score"): Target(ratio=0.20, rss_gib=1.0),
     ("W1", "score-te"): Target(ratio=0.20, rss_gib=1.0),
     ("W1", "crosscheck"): Target(sum_ratio=1.3),
+    ("W1", "score-json"): Target(ratio=0.30, rss_gib=1.0),
+    ("W1", "score-jsonl"): Target(ratio=0.25, rss_gib=1.0),
+    ("W1", "convert-json"): Target(ratio=0.30, rss_gib=1.0),
+    ("W1", "convert-trec"): Target(ratio=0.30, rss_gib=1.0),
+    ("W3", "score-jsonl"): Target(rss_gib=1.0),
     ("W2", "score"): Target(ratio=1.0),
     ("W2", "score-te"): Target(ratio=1.0),
     ("W3", "score"): Target(ratio=0.25, rss_gib=3.0),
@@ -850,7 +883,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     f"{', '.join(QUICK)} (default W1,W2; W3 only when asked: minutes, ~2 GB disk)")
     ap.add_argument("--quick", action="store_true", help=f"the tiny workloads {', '.join(QUICK)} "
                     "(unless --workloads names others): seconds")
-    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS),
+    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS if t.key not in JSON_TOOLS),
                     help="comma-separated subset of: " + ", ".join(t.key for t in TOOLS))
     ap.add_argument("--repeats", type=int, default=3, help="paired iterations per workload (default 3)")
     ap.add_argument("--work", type=Path, help="folder for workloads and outputs, outside the repository "
