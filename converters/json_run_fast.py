@@ -18,8 +18,10 @@ the bytes before its answer is trusted:
 Whenever anything is off, the exact reader reads the whole document and
 raises what it raises, so errors keep their codes, messages and locations;
 the fast path itself never reports an error.  A query's entries become
-columns at once, and parts of about ``PART_ROWS`` entries are handed on, so
-the scorer holds one part's strings at a time.
+columns at once, and parts of about ``PART_BYTES`` of JSON are handed on, so
+the scorer holds one part's strings at a time.  A part in the canonical
+layout (what trec-bridge writes) skips the objects altogether:
+json_run_columns.py reads it with polars' CSV reader and checks every field.
 """
 from __future__ import annotations
 
@@ -40,9 +42,10 @@ from trec_bridge.model import RUN_SCHEMA, Run
 from trec_bridge.ordering import pair_keys_of_blocks
 
 from . import json_run
+from .json_run_columns import canonical_columns
 from . import strict_json as sj
 
-PART_ROWS = 1 << 20  # entries per part handed on (about 60 MB of columns)
+PART_BYTES = 64 << 20  # JSON bytes per part handed on (about 1.5M entries)
 _WS = b" \t\r\n"
 
 
@@ -84,7 +87,7 @@ def read_run_fast(path: str | os.PathLike, *, allow_duplicates: bool = False) ->
 
 
 def read_run_parts_fast(path: str | os.PathLike, *, allow_duplicates: bool = False,
-                        part_rows: int = PART_ROWS) -> Iterator[Run] | None:
+                        part_bytes: int = PART_BYTES) -> Iterator[Run] | None:
     """The run in parts (every query whole in one), or None when the file is not a trec-bridge run document.
 
     Errors are raised while iterating, as the exact reader raises them.
@@ -98,7 +101,7 @@ def read_run_parts_fast(path: str | os.PathLike, *, allow_duplicates: bool = Fal
     fmt = top.get("format")
     if fmt is None or bytes(fmt)[:1] == b"{":
         return None  # another layout (ranx): the detector's whole-document path reads it
-    return _parts(data, top, file, allow_duplicates, part_rows)
+    return _parts(data, top, file, allow_duplicates, part_bytes)
 
 
 def _bytes_of(path) -> bytes | mmap.mmap:
@@ -115,10 +118,10 @@ def _exact_parts(file: str, allow_duplicates: bool) -> Iterator[Run]:
     yield json_run.load_run(file, allow_duplicates=allow_duplicates)
 
 
-def _parts(data, top: dict, file: str, allow_duplicates: bool, part_rows: int) -> Iterator[Run]:
+def _parts(data, top: dict, file: str, allow_duplicates: bool, part_bytes: int) -> Iterator[Run]:
     handed = False
     try:
-        for part in _fast_parts(data, top, file, allow_duplicates, part_rows):
+        for part in _fast_parts(data, top, file, allow_duplicates, part_bytes):
             handed = True
             yield part
     except Exception:  # noqa: BLE001 - any doubt (a refusal, a nesting bomb) goes to the exact reader
@@ -129,7 +132,7 @@ def _parts(data, top: dict, file: str, allow_duplicates: bool, part_rows: int) -
         yield run
 
 
-def _fast_parts(data, top: dict, file: str, allow_duplicates: bool, part_rows: int) -> Iterator[Run]:
+def _fast_parts(data, top: dict, file: str, allow_duplicates: bool, part_bytes: int) -> Iterator[Run]:
     """Parts of the run; raises (for ``_parts`` to hand over) at the first doubt."""
     if data[:3] == b"\xef\xbb\xbf" or data.find(b"\x00") >= 0:
         raise _Fallback("BOM or NUL byte")
@@ -147,16 +150,35 @@ def _fast_parts(data, top: dict, file: str, allow_duplicates: bool, part_rows: i
     if any(q in failures for q, _ in spans) or not all(map(sj.id_is_valid, (q for q, _ in spans))):
         raise _Fallback("query IDs")
     shell = json_run._to_model({**skeleton, "rankings": {}}, file, allow_duplicates)
-    out, held, first = [], 0, True
+    first = True
+    for chunk in _chunks(spans, base, part_bytes):
+        yield _chunk_part(data, chunk, base, shell, file, allow_duplicates, first)
+        first = False
+    if first:  # no query at all
+        yield _part([], shell, file, allow_duplicates, first)
+
+
+def _chunks(spans: list, base: int, part_bytes: int) -> Iterator[list]:
+    """Consecutive queries of about ``part_bytes`` of JSON each (a query is never split)."""
+    chunk, held = [], 0
     for q, raw in spans:
-        columns = _decode(raw, q, file)
-        out.append((q, columns))
-        held += len(columns[0])
-        if held >= part_rows:
-            yield _part(out, shell, file, allow_duplicates, first)
-            out, held, first = [], 0, False
-    if out or first:
-        yield _part(out, shell, file, allow_duplicates, first)
+        chunk.append((q, raw))
+        held += len(raw)
+        if held >= part_bytes:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def _chunk_part(data, chunk: list, base: int, shell: Run, file: str, allow_duplicates: bool, first: bool) -> Run:
+    """One part: the canonical layout read as columns when it is one, else each query decoded by msgspec."""
+    located = [(q, _address(raw) - base, _address(raw) - base + len(raw)) for q, raw in chunk]
+    columns = canonical_columns(data, located)
+    if columns is None:
+        return _part([(q, _decode(raw, q, file)) for q, raw in chunk], shell, file, allow_duplicates, first)
+    counts, docs, scores = columns
+    return _frame_part([q for q, _ in chunk], counts, docs, scores, shell, file, allow_duplicates, first)
 
 
 def _address(buffer) -> int:
@@ -236,22 +258,28 @@ def _exact_query(span: bytes, q: str, file: str) -> tuple[list, list]:
 
 
 def _part(out: list, shell: Run, file: str, allow_duplicates: bool, first: bool) -> Run:
-    """A Run of the queries in ``out``, checked as the exact reader checks; the first part carries the failures."""
+    """A Run of the queries in ``out`` (query, (doc IDs, scores)), checked as the exact reader checks."""
     docs, scores = [], []
     for _, (d, s) in out:
         docs.extend(d)
         scores.extend(s)
-    counts = np.array([len(d) for _, (d, _) in out], dtype=np.int64)
-    queries = pl.Series("query_id", [q for q, _ in out], dtype=pl.String)
-    query_col = queries.gather(np.repeat(np.arange(len(out), dtype=np.int64), counts))
     sj.check_ids(docs, lambda k: _where(out, k), file)
-    doc_col = pl.Series("doc_id", docs, dtype=pl.String)
+    counts = np.array([len(d) for _, (d, _) in out], dtype=np.int64)
+    return _frame_part([q for q, _ in out], counts, pl.Series("doc_id", docs, dtype=pl.String),
+                       pl.Series("score", scores, dtype=pl.Float64), shell, file, allow_duplicates, first)
+
+
+def _frame_part(queries: list[str], counts: np.ndarray, docs: pl.Series, scores: pl.Series, shell: Run, file: str,
+                allow_duplicates: bool, first: bool) -> Run:
+    """The part's Run from its columns (IDs already checked); the first part carries the failures."""
+    query_ids = pl.Series("query_id", queries, dtype=pl.String)
     starts = np.repeat(np.cumsum(counts) - counts, counts)
-    frame = pl.DataFrame({"query_id": query_col, "doc_id": doc_col, "score": pl.Series(scores, dtype=pl.Float64),
+    frame = pl.DataFrame({"query_id": query_ids.gather(np.repeat(np.arange(len(queries), dtype=np.int64), counts)),
+                          "doc_id": docs, "score": scores,
                           "rank": np.arange(1, len(docs) + 1, dtype=np.int64) - starts}, schema=RUN_SCHEMA)
-    if not allow_duplicates and _may_repeat(queries, counts, doc_col):
+    if not allow_duplicates and _may_repeat(query_ids, counts, docs):
         json_run._check_duplicates(frame, file)
-    return Run(frame=frame, queries=tuple(q for q, _ in out), failures=shell.failures if first else {},
+    return Run(frame=frame, queries=tuple(queries), failures=shell.failures if first else {},
                run_id=shell.run_id, dataset_id=shell.dataset_id, dataset_version=shell.dataset_version,
                metadata=shell.metadata, order=None, order_source=shell.order_source, source=file,
                unique_checked=not allow_duplicates)

@@ -32,6 +32,7 @@ from . import json_run, json_run_dump, json_run_fast
 from . import strict_json as sj
 
 FORMAT = "trec-bridge.run-lines"
+PART_ROWS = 1 << 20  # entries per part handed on (about 60 MB of columns)
 SCHEMA = "run-lines.v1.json"
 _RECORD = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
@@ -42,7 +43,7 @@ def read_run_lines(path: str | os.PathLike, *, allow_duplicates: bool = False) -
 
 
 def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = False,
-                         part_rows: int = json_run_fast.PART_ROWS) -> Iterator[Run]:
+                         part_rows: int = PART_ROWS) -> Iterator[Run]:
     """The run in parts of about ``part_rows`` entries, every query whole in one; the failures come with the last."""
     file = str(path)
     with _lines(path) as lines:
