@@ -29,6 +29,7 @@ COMMANDS = {
     "stages": "stages",
     "compare": "compare",
     "docs": "docs",
+    "trec_eval": "trec_eval_cmd",
 }
 
 
