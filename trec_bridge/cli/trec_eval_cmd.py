@@ -106,10 +106,15 @@ def run(args) -> int:
     policy = (TREC_EVAL_C if args.complete else TREC_EVAL).with_axis(depth=args.depth, judged_only=args.judged_only)
     prepared, findings = _prepare(args, measures, policy)
     result = evaluate(prepared, measures, policy)
+    if all(q.status == "missing" for q in result.queries):  # trec_eval exits 7 and prints nothing
+        from ..errors import InvalidInput
+
+        raise InvalidInput("E_QUERY_SET_EMPTY", "no query has both results and judgments (trec_eval: \"No queries "
+                           "with both results and relevance info\")", file=args.run)
     tag = _run_tag(args.run) if any(p.name == "runid" for p in printed) and not args.no_summary else ""
     sys.stdout.write(render(printed, result, prepared, policy, tag, per_query=args.per_query,
                             summary=not args.no_summary))
-    _say(findings + _findings(result))
+    _say(findings + _findings(result, prepared))
     return 0
 
 
@@ -157,12 +162,13 @@ def _run_tag(path: str) -> str:
     return last_line_tag(path)
 
 
-def _findings(result) -> list[str]:
+def _findings(result, prepared) -> list[str]:
     """What the strict policy would have refused or reported, for standard error."""
     out = []
-    if result.unjudged_queries:
-        shown = ", ".join(result.unjudged_queries[:5]) + (", ..." if len(result.unjudged_queries) > 5 else "")
-        out.append(f"{len(result.unjudged_queries)} run quer(ies) without judgments, skipped as trec_eval does: {shown}")
+    unjudged = list(prepared.checks.outside)  # run queries outside the qrels' queries
+    if unjudged:
+        shown = ", ".join(unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+        out.append(f"{len(unjudged)} run quer(ies) without judgments, skipped as trec_eval does: {shown}")
     ties = (result.order or {}).get("queries_with_ties") or []
     if ties:
         out.append(f"{len(ties)} quer(ies) have tied scores, broken by document ID descending as trec_eval does "
