@@ -113,3 +113,12 @@ def test_hand_made_files_against_the_binary(files, trec_eval_binary):
                  ["-q", "-c", "-M3", "-J", "-m", "P.2", "-m", "relstring", "-m", "map"]):
         expected = subprocess.run([trec_eval_binary, *argv, *files], capture_output=True, text=True).stdout
         assert drop_in([*argv, *files])[1] == expected
+
+
+def test_level_zero_counts_grade_zero_and_negative_levels_are_refused(files):
+    """-l0: grade 0 is relevant (q1: a, b, c, e of 5 judged >= 0; P_2 = a + z(unjudged) -> 1/2); -l-1 would count
+    unjudged documents: refused with a code."""
+    code, out, _ = drop_in(["-q", "-l0", "-m", "P.2", *files])
+    assert out.splitlines()[0] == lines(("P_2", "q1", "0.5000")).rstrip("\n")
+    code, out, err = drop_in(["-l-1", "-m", "P.2", *files])
+    assert (code, out) == (1, "") and "[E_POLICY_MEASURE]" in err

@@ -169,3 +169,15 @@ def _per_query_lines(printed: list[Printed], result, prepared, policy) -> list[s
             elif p.name not in SUMMARY_ONLY:
                 out += [line(name, q.query_id, q.values[str(m)] or 0.0, p.name in COUNTS) for name, m in p.lines]
     return out
+
+
+def at_level(printed: list[Printed], level: int) -> list[Printed]:
+    """-l below 1 (trec_eval counts grade 0 as relevant with -l0): the datasets' threshold is 1 or more, so each
+    measure that takes a threshold gets ``rel=level`` instead (printed names unchanged)."""
+    from dataclasses import replace
+
+    from .measures.base import FAMILIES
+
+    def moved(m: Measure) -> Measure:
+        return replace(m, rel=level) if "rel" in FAMILIES[m.family].params else m
+    return [Printed(p.name, p.params, tuple((name, moved(m)) for name, m in p.lines)) for p in printed]

@@ -98,10 +98,16 @@ def run(args) -> int:
     from ..measures.trec_names import registered  # noqa: F401  (the families are registered on import)
     from ..policy import TREC_EVAL, TREC_EVAL_C
     from ..scorer import evaluate
-    from ..trec_eval_output import measures_of, printed_measures, render
+    from ..trec_eval_output import at_level, measures_of, printed_measures, render
 
     refuse_unsupported(args)
     printed = printed_measures(args.measures)
+    if args.level < 0:
+        raise UsageError("E_POLICY_MEASURE", f"-l {args.level}: below 0, trec_eval counts retrieved documents that "
+                         "are not judged as relevant (their value -1 passes the level); trec-bridge does not reproduce "
+                         "that reading")
+    if args.level < 1:
+        printed = at_level(printed, args.level)
     measures = measures_of(printed)
     policy = (TREC_EVAL_C if args.complete else TREC_EVAL).with_axis(depth=args.depth, judged_only=args.judged_only)
     prepared, findings = _prepare(args, measures, policy)
@@ -127,7 +133,7 @@ def _prepare(args, measures, policy):
     from ..model import QueryNotContiguous
     from ..scorer import prepare_for
 
-    dataset = load_dataset_any(args.qrels, None, args.level)
+    dataset = load_dataset_any(args.qrels, None, max(args.level, 1))  # below 1: the measures' rel (at_level)
     if not is_json(args.run) and can_read_in_parts(args.run):
         try:
             with closing(read_trec_run_parts(args.run, order="score", fingerprint=False)) as parts:
