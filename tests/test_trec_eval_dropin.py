@@ -116,9 +116,9 @@ def test_hand_made_files_against_the_binary(files, trec_eval_binary):
 
 
 def test_level_zero_counts_grade_zero_and_negative_levels_are_refused(files):
-    """-l0: grade 0 is relevant (q1: a, b, c, e of 5 judged >= 0; P_2 = a + z(unjudged) -> 1/2); -l-1 would count
+    """-l0: grade 0 is relevant (q1's top 5 a z c d b: a, c and b, P_5 = 3/5; at -l1 2/5); -l-1 would count
     unjudged documents: refused with a code."""
-    code, out, _ = drop_in(["-q", "-l0", "-m", "P.2", *files])
-    assert out.splitlines()[0] == lines(("P_2", "q1", "0.5000")).rstrip("\n")
+    code, out, _ = drop_in(["-q", "-l0", "-m", "P.5", *files])
+    assert out.splitlines()[0] == lines(("P_5", "q1", "0.6000")).rstrip("\n")
     code, out, err = drop_in(["-l-1", "-m", "P.2", *files])
     assert (code, out) == (1, "") and "[E_POLICY_MEASURE]" in err
