@@ -156,3 +156,4 @@ def test_quick_dropin_rows_are_paired_with_the_binary_and_byte_identical(rb, wor
     cells = {r["tool"]: r["agree"] for r in report["rows"]}
     assert cells["dropin-default"] == cells["dropin-all"] == "yes (stdout byte-identical to the binary's)"
 
+    assert all(r["ratios"] for r in report["rows"] if r["tool"].startswith("dropin-"))  # vs its paired binary
