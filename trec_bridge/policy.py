@@ -76,6 +76,9 @@ class Policy:
 
     def to_json(self) -> dict:
         out = asdict(self)
+        for option, unset in (("depth", None), ("judged_only", False)):  # ranking options: only when set
+            if out[option] == unset:
+                del out[option]
         out["measure_orderings"] = [
             {"family": f, "with_cutoff": c, **asdict(o)} for f, c, o in self.measure_orderings
         ]
