@@ -74,6 +74,14 @@ def test_unsupported_options_print_trec_evals_usage(files, option):
     assert err.startswith("Usage: trec_eval [-h] [-q]") and f"does not support option {option[0]}" in err
 
 
+@pytest.mark.parametrize("argv", [["-x"], ["--query_eval_wanted"]])
+def test_unknown_options_print_trec_evals_usage_too(files, argv):
+    """trec_eval answers an option it does not know with its usage text and exit 1 (trec_eval.c, case '?')."""
+    code, out, err = drop_in([*argv, *files])
+    assert (code, out) == (1, "")
+    assert err.startswith("Usage: trec_eval [-h] [-q]") and f"unknown option {argv[0]}" in err and "[E_USAGE]" in err
+
+
 def test_default_formats_are_accepted(files):
     assert drop_in(["-R", "qrels", "-T", "trec_results", "-m", "map", *files])[0] == 0
 

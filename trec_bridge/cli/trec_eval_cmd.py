@@ -64,7 +64,7 @@ def add_parser(sub) -> None:
         p.add_argument(option, dest=dest, default=None, help=argparse.SUPPRESS)
     p.add_argument("-o", dest="old_format", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-v", dest="version", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(handler=run, io=io)
+    p.set_defaults(handler=run, io=io, unknown_arguments=lambda extra: _usage_error(f"unknown option {extra[0]}"))
 
 
 def _usage_error(message: str):
