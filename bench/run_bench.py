@@ -404,6 +404,7 @@ class Tool:
     argv: Callable[[Ctx, Path, Path, Path], list[str]]
     ok_rc: tuple[int, ...]
     parse: Callable[[str], dict[str, str]]
+    paired: str | None = None  # the tool its ratio and its stdout are taken against (None: trec_eval's TE_ARGS run)
 
 
 TOOLS = [
@@ -440,6 +441,33 @@ TOOLS = [
          lambda c, q, r, o: [c.python, str(BENCH_DIR / "tool_ranx.py"), str(q), str(r)], (0,),
          parse_json_means(RANX_NAMES)),
 ]
+# Issue 17 §4: the drop-in `trec-bridge trec_eval` beside the binary with the same arguments, in the same iteration;
+# its ratio is against that binary run and its stdout must equal the binary's byte for byte.
+DROPIN_SETS = {"default": [], "all": ["-m", "all_trec"]}  # no -m: trec_eval's official set
+
+
+def dropin_args(kind: str) -> list[str]:
+    return DROPIN_SETS[kind]
+
+
+def registered_dropin_sets() -> None:
+    """--dropin-registered: each set cut to the names whose families are registered (before every family exists)."""
+    from trec_bridge.measures.trec_names import registered
+    from trec_bridge.trec_eval_output import LABELS, NICKNAMES
+
+    known = set(registered()) | set(LABELS)
+    for kind, nick in (("default", "official"), ("all", "all_trec")):
+        DROPIN_SETS[kind] = [a for n in NICKNAMES[nick] if n in known for a in ("-m", n)]
+
+
+for _kind in DROPIN_SETS:
+    TOOLS += [
+        Tool(f"te-{_kind}", f"trec_eval 9.0.4, {'no -m' if _kind == 'default' else '-m all_trec'}",
+             lambda c, q, r, o, k=_kind: [c.trec_eval, *dropin_args(k), str(q), str(r)], (0,), parse_nothing),
+        Tool(f"dropin-{_kind}", f"trec-bridge trec_eval, {'no -m' if _kind == 'default' else '-m all_trec'}",
+             lambda c, q, r, o, k=_kind: [*c.trec_bridge, "trec_eval", *dropin_args(k), str(q), str(r)], (0,),
+             parse_nothing, paired=f"te-{_kind}"),
+    ]
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
 JSON_TOOLS = ("score-json", "score-jsonl", "convert-json", "convert-trec")  # not in the default --tools
 
@@ -548,7 +576,7 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
     te = values.get("trec_eval")
     ref_name, ref = ("trec_eval", te) if te is not None else ("pytrec_eval", values.get("pytrec_eval"))
     same_set = not facts["missing"] and not facts["no_relevant"] and not facts["run_only"]
-    if tool == "trec_eval":
+    if tool == "trec_eval" or tool.startswith("te-"):
         return "reference", []
     if tool == "crosscheck":
         return ("yes (every difference explained)", []) if rc in (0, 2) else \
@@ -633,6 +661,8 @@ TARGETS = {
     ("W1", "convert-json"): Target(ratio=0.30, rss_gib=1.0),
     ("W1", "convert-trec"): Target(ratio=0.30, rss_gib=1.0),
     ("W3", "score-jsonl"): Target(rss_gib=1.0),
+    ("W1", "dropin-default"): Target(ratio=0.25, rss_gib=1.0),  # issue 17 §4, vs the binary with the same arguments
+    ("W1", "dropin-all"): Target(ratio=0.30, rss_gib=1.0),
     ("W2", "score"): Target(ratio=1.0),
     ("W2", "score-te"): Target(ratio=1.0),
     ("W3", "score"): Target(ratio=0.25, rss_gib=3.0),
@@ -691,14 +721,18 @@ def bench_workload(spec: WorkloadSpec, qrels: Path, run: Path, tools: list[Tool]
             log(f"[{spec.name} {it + 1}/{repeats}] {tool.key:<12} {wall:8.2f} s {rss / 1024:8.0f} MiB  rc={rc}")
         te = got.get("trec_eval")
         pt = got.get("pytrec_eval")
+        _check_pairs(spec, it, tools, got, cells, failures)
         vals = {key: s.values for key, s in got.items() if s.rc in TOOL_BY_KEY[key].ok_rc}
         for tool in tools:
             s = got[tool.key]
             samples[tool.key].append(s)
-            if te is not None and te.rc == 0:
-                ratios[tool.key].append(s.wall / te.wall)
+            base = got.get(tool.paired) if tool.paired else te
+            if base is not None and base.rc == 0:
+                ratios[tool.key].append(s.wall / base.wall)
                 if pt is not None and pt.rc == 0:
                     sum_ratios[tool.key].append(s.wall / (te.wall + pt.wall))
+            if tool.paired:
+                continue  # judged by _check_pairs
             if tool.key not in vals and tool.key != "crosscheck":
                 cells[tool.key] = "**failed**"
                 continue
@@ -718,6 +752,23 @@ def bench_workload(spec: WorkloadSpec, qrels: Path, run: Path, tools: list[Tool]
         row.met = judge(row)
         rows.append(row)
     return rows
+
+
+def _check_pairs(spec: WorkloadSpec, it: int, tools: list[Tool], got: dict[str, Sample], cells: dict[str, str],
+                 failures: list[str]) -> None:
+    """A paired tool (the drop-in) must print its pair's standard output byte for byte."""
+    for tool in tools:
+        base = got.get(tool.paired) if tool.paired else None
+        if base is None:
+            continue
+        mine = got[tool.key]
+        same = mine.rc == 0 and base.rc == 0 and mine.stdout.read_bytes() == base.stdout.read_bytes()
+        if not same:
+            msg = f"{spec.name} iteration {it + 1}: {tool.label}: stdout differs from {tool.paired}'s ({mine.stdout})"
+            failures.append(msg)
+            log("!!! DISAGREEMENT " + msg)
+        if not cells.get(tool.key, "").startswith("**"):
+            cells[tool.key] = "yes (stdout byte-identical to the binary's)" if same else "**NO** (stdout differs)"
 
 
 def judge(row: Row) -> str:
@@ -789,7 +840,8 @@ def render(rows: list[Row], meta: dict) -> str:
         "",
         f"Command: `{meta['command']}`",
         "",
-        "| workload | tool | median wall s | ratio vs trec_eval | peak RSS MiB | numbers agree | target | met |",
+        "| workload | tool | median wall s | ratio vs trec_eval (drop-in: vs the binary, same arguments) | peak RSS MiB "
+        "| numbers agree | target | met |",
         "|---|---|---:|---:|---:|---|---|---|",
     ]
     for r in rows:
@@ -885,6 +937,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     "(unless --workloads names others): seconds")
     ap.add_argument("--tools", default=",".join(t.key for t in TOOLS if t.key not in JSON_TOOLS),
                     help="comma-separated subset of: " + ", ".join(t.key for t in TOOLS))
+    ap.add_argument("--dropin-registered", action="store_true",
+                    help="the drop-in rows on the registered part of trec_eval's sets (families still missing)")
     ap.add_argument("--repeats", type=int, default=3, help="paired iterations per workload (default 3)")
     ap.add_argument("--work", type=Path, help="folder for workloads and outputs, outside the repository "
                                               "(default: a new temp dir); existing workload files are reused")
@@ -907,6 +961,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.dropin_registered:
+        registered_dropin_sets()
     if args.render_json:
         tables = []
         for path in args.render_json:

@@ -110,6 +110,46 @@ def read_trec_run(path: str | os.PathLike, order: Literal["score", "rank"] = "sc
     return run
 
 
+def read_trec_run_as_trec_eval(path: str | os.PathLike) -> tuple[Run, int]:
+    """A TREC run read as trec_eval 9 reads it where that is wider than ``read_trec_run``: words after the
+    sixth field of a line are ignored (get_trec_results.c skips the rest of the line).  Returns the run and
+    the number of lines that had such words; every other check is ``read_trec_run``'s."""
+    name = str(path)
+    raw, cut = _first_six_fields(read_input_bytes(path))
+    census = check_bytes(raw, name)
+    cols = split_columns(raw, run_fields("score"), name, blank_lines="skip", layout=RUN_LAYOUT, census=census)
+    return _run_of(cols.frame, cols.lines, "score", name), cut
+
+
+def last_line_tag(path: str | os.PathLike, tail: int = 1 << 16) -> str:
+    """The run tag of the file's last data line: what trec_eval 9 prints as ``runid`` (each line it parses
+    overwrites the one it keeps).  Only the file's end is read, unless it is gzipped."""
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+        if not gzipped:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - tail))
+            data = fh.read()
+    if gzipped:
+        data = read_input_bytes(path)
+    for line in reversed(data.split(b"\n")):
+        fields = line.split()
+        if len(fields) >= 6:
+            return fields[5].decode("utf-8", "replace")
+    return ""
+
+
+def _first_six_fields(raw: bytes) -> tuple[bytes, int]:
+    """Each line cut to its first six whitespace-separated fields (lines, and so line numbers, kept)."""
+    lines = raw.split(b"\n")
+    cut = 0
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if len(fields) > 6:
+            lines[i], cut = b" ".join(fields[:6]), cut + 1
+    return b"\n".join(lines), cut
+
+
 def _run_of(frame: pl.DataFrame, lines: np.ndarray | None, order: str, name: str) -> Run:
     """The Run of parsed rows (a whole file or a part), with what ordering them computed kept for the scorer."""
     ordered = order_rows(frame, order, file=name, lines=lines)

@@ -145,3 +145,15 @@ def test_w2_floor_times_trec_eval_and_the_python_floor(tmp_path, capsys):
         "python -c pass (with site-packages)", "python -c 'import numpy'", "python -c 'import polars'",
         "python -I -S: read, split, float() and a duplicate set of W2.run, nothing else"]
     assert all(float(line.rsplit(" ", 1)[1]) > 0 for line in table[1:])
+
+
+@needs_trec_eval
+def test_quick_dropin_rows_are_paired_with_the_binary_and_byte_identical(rb, work):
+    """Issue 17 §4: the drop-in's rows, each paired with the binary on the same arguments (registered measures)."""
+    tools = "te-default,dropin-default,te-all,dropin-all"
+    rc, report = _run(rb, work, "--quick", "--workloads", "Q1d", "--tools", tools, "--dropin-registered")
+    assert rc == 0
+    cells = {r["tool"]: r["agree"] for r in report["rows"]}
+    assert cells["dropin-default"] == cells["dropin-all"] == "yes (stdout byte-identical to the binary's)"
+
+    assert all(r["ratios"] for r in report["rows"] if r["tool"].startswith("dropin-"))  # vs its paired binary

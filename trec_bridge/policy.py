@@ -61,6 +61,12 @@ class Policy:
     # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
     # tool does not compute so is refused (E_POLICY_MEASURE) by the cross-check's own rule, never approximated.
     emulates: str | None = None  # a registered reference tool's name (references/registry.py)
+    # Ranking options (trec_eval -M and -J), applied after the policy's order: each ranking cut to its top
+    # ``depth`` documents (None: whole), then, with ``judged_only``, every document without a judgment of grade
+    # >= 0 removed before ranks are taken.  No named policy sets them (the trec_eval drop-in does), so they are
+    # not divergence axes; they change what is ranked, never what a measure computes.
+    depth: int | None = None
+    judged_only: bool = False
 
     def ordering_for(self, measure: Measure) -> Ordering:
         for family, has_cutoff, ordering in self.measure_orderings:
@@ -70,6 +76,9 @@ class Policy:
 
     def to_json(self) -> dict:
         out = asdict(self)
+        for option, unset in (("depth", None), ("judged_only", False)):  # ranking options: only when set
+            if out[option] == unset:
+                del out[option]
         out["measure_orderings"] = [
             {"family": f, "with_cutoff": c, **asdict(o)} for f, c, o in self.measure_orderings
         ]

@@ -297,7 +297,7 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     index_ids = _index_queries(policy, prepared.base_set, run, dataset)
     statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
-    rankings = {o: prepared.builder(o).finish(index) for o in orderings_for(measures, policy)}
+    rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
     per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
@@ -316,6 +316,11 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
         chunk_map_fingerprint=prepared.chunk_map.fingerprint() if prepared.chunk_map is not None else None,
         chunk_evidence=prepared.chunk_evidence,
     )
+
+
+def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, policy: Policy) -> Ranking:
+    """The judged rows of ``index``'s queries in ``ordering``, under the policy's ranking options (depth, judged only)."""
+    return prepared.builder(ordering).finish(index).restricted(policy.depth, policy.judged_only)
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
@@ -538,6 +543,9 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
         "gain": policy.gain,
         "policy": policy.name,
         "completeness": dataset.completeness,
+        # the ranking options only when set, so that every fingerprint made before them stays the same
+        **({"depth": policy.depth} if policy.depth is not None else {}),
+        **({"judged_only": True} if policy.judged_only else {}),
     })
 
 

@@ -46,6 +46,7 @@ class Command:
     level: int = 1  # -l
     skip: str | None = None  # why we cannot reproduce this file
     extra_columns: bool = False  # the run has lines with more than 6 fields (trec_eval ignores the rest)
+    depth: int | None = None  # -M: the policy's depth cap (a ranking option)
 
 
 FILES = [
@@ -55,8 +56,8 @@ FILES = [
             per_query=True),
     Command("out.test.aqc", "trec_eval -m all_trec -q -c qrels.test results.trunc", "qrels.test", "results.trunc",
             per_query=True, complete=True, extra_columns=True),
-    Command("out.test.aqcM", "trec_eval -m all_trec -q -c -M100 qrels.test results.trunc",
-            skip="-M100 truncates every ranking to 100 documents before evaluation; no policy of ours has a depth cap"),
+    Command("out.test.aqcM", "trec_eval -m all_trec -q -c -M100 qrels.test results.trunc", "qrels.test",
+            "results.trunc", per_query=True, complete=True, extra_columns=True, depth=100),
     Command("out.test.aql", "trec_eval -m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test",
             "qrels.rel_level", "results.test", per_query=True, level=2),
     Command("out.test.prefs", "trec_eval -m all_prefs -q -R prefs prefs.test prefs.results.test",
@@ -144,7 +145,8 @@ def compare(folder: Path, cmd: Command, tmp: Path) -> tuple[int, dict[str, list[
         assert err.value.code == "E_TREC_COLUMNS"
         run_path = six_columns(run_path, tmp / cmd.run)
     run = read_trec_run(run_path)
-    result = score(dataset, run, measures, get_policy("trec_eval_c" if cmd.complete else "trec_eval"))
+    policy = get_policy("trec_eval_c" if cmd.complete else "trec_eval").with_axis(depth=cmd.depth)
+    result = score(dataset, run, measures, policy)
     ours = {q.query_id: q for q in result.queries}
     compared, bad = 0, {}
     for name, values in expected.items():

@@ -29,6 +29,7 @@ COMMANDS = {
     "stages": "stages",
     "compare": "compare",
     "docs": "docs",
+    "trec_eval": "trec_eval_cmd",
 }
 
 
@@ -82,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         from ..outputs import session
 
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # a command may answer unknown arguments its own way (trec_eval: trec_eval's usage text)
+            getattr(args, "unknown_arguments", lambda extra: None)(extra)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         declare = getattr(args, "io", None)
         with session(declare(args) if declare else None):
             return int(args.handler(args) or 0)

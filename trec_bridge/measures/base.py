@@ -90,6 +90,32 @@ class Ranking:
     def lengths(self) -> np.ndarray:
         return self.retrieved
 
+    def restricted(self, depth: int | None = None, judged_only: bool = False) -> "Ranking":
+        """The ranking as trec_eval's -M and -J see it (form_res_rels.c, 9.0.4), in that order.
+
+        ``depth``: each ranking cut to its first ``depth`` documents.
+        ``judged_only``: documents without a judgment of grade >= 0 are
+        removed and the others ranked 1, 2, ... in their order, so the
+        ranking's length is its number of such documents.  The judgments
+        (recall denominators, the nDCG ideal) are untouched.
+        """
+        if depth is None and not judged_only:
+            return self
+        row_query, rank, grade, retrieved = self.row_query, self.rank, self.grade, self.retrieved
+        if depth is not None:
+            keep = rank <= depth
+            row_query, rank, grade = row_query[keep], rank[keep], grade[keep]
+            retrieved = np.minimum(retrieved, depth)
+        if judged_only:
+            keep = grade >= 0
+            row_query, grade = row_query[keep], grade[keep]
+            retrieved = np.bincount(row_query, minlength=self.n_queries).astype(np.int64)
+            starts = np.flatnonzero(np.r_[True, row_query[1:] != row_query[:-1]]) if len(row_query) else row_query
+            rank = np.arange(1, len(row_query) + 1, dtype=np.int64)
+            if len(row_query):
+                rank -= np.repeat(starts, np.diff(np.append(starts, len(row_query))))
+        return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade)
+
     def in_cut(self, cutoff: int | None) -> np.ndarray:
         """Ranked documents per query within the top ``cutoff`` (all when None)."""
         return self.retrieved if cutoff is None else np.minimum(self.retrieved, cutoff)

@@ -21,11 +21,12 @@ import warnings
 from ..errors import InvalidInput
 from ..integers import INT64_MAX, INT64_MIN, in_range, parse_int, range_text
 from ..messages import quote
-from . import names
+from . import names, trec_names
 from .base import FAMILIES, Measure
 
 TOKEN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?:@(?P<cutoff>.*))?$", re.S)
 OPEN, CLOSE = "({[", ")}]"
+TREC_PARAM_PIECE = re.compile(r"[0-9.+=-]+")  # what may follow a comma inside a trec_eval parameter list
 SHARED_PARAMS = {"rel", "gain", "gains"}  # Measure fields; every other parameter goes to Measure.extra
 
 
@@ -48,8 +49,7 @@ def parse_measures(text: str | list[str]) -> MeasureList:
         raise InvalidInput("E_MEASURE_SYNTAX", "no measure given")
     out = MeasureList()
     spelled: dict[Measure, str] = {}
-    for tok in tokens:
-        m = parse_measure(tok)
+    for tok, m in _read_tokens(tokens, out.notes):
         if m in spelled:
             first = spelled[m]
             if first == tok or str(m) == tok:
@@ -63,23 +63,101 @@ def parse_measures(text: str | list[str]) -> MeasureList:
     return out
 
 
+def _read_tokens(tokens: list[str], notes: list[str]):
+    """(token, measure) for every measure of every token; a trec_eval name adds a note of what it maps to."""
+    for tok in tokens:
+        measures = trec_eval_measures(tok)
+        if measures is None:
+            yield tok, parse_measure(tok)
+            continue
+        notes.append(f"measure {tok} is trec_eval's name of {' '.join(map(str, measures))}")
+        for m in measures:
+            yield tok, m
+
+
 def _split(text: str) -> list[str]:
-    """Tokens separated by whitespace or commas outside parentheses and braces."""
-    tokens, depth, cur = [], 0, []
+    """Tokens separated by whitespace or commas outside parentheses and braces.
+
+    A comma that continues a trec_eval parameter list stays in its token: a
+    piece of digits, ``.``, ``+``, ``-`` and ``=`` only (``10``, ``.20``,
+    ``2=9``, ``-1``) cannot be a measure (a name starts with a letter), so
+    after a token without ``@`` or ``(`` it is read as more parameters:
+    ``P.5,10`` and ``ndcg_1=3,2=9`` are one token each, as in trec_eval.
+    """
+    tokens, depth, cur, after_comma = [], 0, [], []
     for ch in text:
         depth += ch in OPEN
         depth -= ch in CLOSE
         if (ch.isspace() or ch == ",") and depth == 0:
             if cur:
                 tokens.append("".join(cur))
+                after_comma.append(ch == ",")
                 cur = []
+            elif ch.isspace() and after_comma:
+                after_comma[-1] = False  # "P.5, 10": a space after the comma ends the list
         else:
             cur.append(ch)
     if depth != 0:
         raise InvalidInput("E_MEASURE_SYNTAX", f"unbalanced parentheses in {quote(text)}")
     if cur:
         tokens.append("".join(cur))
-    return tokens
+        after_comma.append(False)
+    return _join_parameter_lists(tokens, after_comma)
+
+
+def _join_parameter_lists(tokens: list[str], after_comma: list[bool]) -> list[str]:
+    out: list[str] = []
+    joinable = False
+    for tok, comma in zip(tokens, after_comma):
+        if joinable and TREC_PARAM_PIECE.fullmatch(tok):
+            out[-1] += "," + tok
+        else:
+            out.append(tok)
+        last = out[-1]
+        joinable = comma and not re.search(r"[@(]", last)
+    return out
+
+
+def trec_eval_measures(token: str) -> list[Measure] | None:
+    """The measures a trec_eval name stands for, or None when ``token`` is ours or not trec_eval's.
+
+    Our own spelling wins where a name is both (``map``, ``ndcg``, ``P``:
+    the same measures, or ours needs a cutoff where trec_eval would take its
+    default list).  Otherwise ``name.params`` and ``name`` read as ``-m``
+    does, and a printed name (``P_10``, ``ndcg_cut_10``) as the measure a
+    family spells so.  The names come from the families' declarations
+    (trec_names.registered), so a family added later is read with no change here.
+    """
+    match = TOKEN.match(token.strip())
+    if match and names.resolve(match["name"]) is not None:
+        return None
+    declared = trec_names.registered()
+    name, dot, text = token.strip().partition(".")
+    if name in declared:
+        return _declared_measures(declared[name], text if dot else None, token)
+    for prefix, named in declared.items():
+        if token.startswith(prefix + "_"):
+            found = [m for m in _quietly(named, token[len(prefix) + 1:]) if (named.spell(m) or (None, ""))[1] == token]
+            if found:
+                return found[:1]
+    return None
+
+
+def _declared_measures(named, text: str | None, token: str) -> list[Measure]:
+    if text == "":
+        raise InvalidInput("E_MEASURE_SYNTAX", f"no parameter after the dot in {quote(token)} (trec_eval: name.params)")
+    try:
+        return list(named.to_measures(text))
+    except ValueError as exc:
+        raise InvalidInput("E_MEASURE_PARAM", f"cannot read trec_eval's {quote(token)}: {exc}") from None
+
+
+def _quietly(named, text: str) -> list[Measure]:
+    """The measures of ``name.text``, or none when ``text`` is not a parameter list of that name."""
+    try:
+        return list(named.to_measures(text))
+    except (ValueError, InvalidInput):
+        return []
 
 
 def parse_measure(token: str) -> Measure:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, register
+from .trec_names import cutoff_name
 
 
 def success(r: Ranking, m, ctx) -> Values:
@@ -15,4 +16,6 @@ def success(r: Ranking, m, ctx) -> Values:
 
 register(Family("Success", success, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
                 description="1 if a relevant document is in the top k, else 0",
-                tool_names={"trec_eval": (None, "success"), "ir_measures": "Success"}))
+                # trec_eval's -m success without parameters is success_1, success_5, success_10 (m_success.c)
+                tool_names={"trec_eval": [cutoff_name("Success", "success", defaults=(1, 5, 10))],
+                            "ir_measures": "Success"}))

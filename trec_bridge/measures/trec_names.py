@@ -12,6 +12,7 @@ parser and the ``trec_eval`` drop-in read one shape.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -52,7 +53,20 @@ def trec_eval_form(family) -> list[TrecEvalName] | str:
     if plain is not None:
         out.append(_plain_name(family.name, plain, takes_cut=cut is None))
     if cut is not None:
-        out.append(_cutoff_name(family.name, cut))
+        out.append(cutoff_name(family.name, cut))
+    return out
+
+
+def registered() -> dict[str, TrecEvalName]:
+    """Every ``-m`` name the registered families declare -> its ``TrecEvalName`` (what the parser and the
+    drop-in look names up in; a family added later is in it with no change here)."""
+    from .base import FAMILIES
+
+    out: dict[str, TrecEvalName] = {}
+    for family in FAMILIES.values():
+        form = trec_eval_form(family)
+        for named in form if isinstance(form, list) else ():
+            out.setdefault(named.name, named)
     return out
 
 
@@ -64,9 +78,24 @@ def _plain_name(family: str, name: str, takes_cut: bool) -> TrecEvalName:
     return TrecEvalName(name, lambda text: [Measure(family)], spell)
 
 
-def _cutoff_name(family: str, name: str) -> TrecEvalName:
+def atol(text: str) -> int:
+    """C's ``atol``: the leading integer of ``text`` after blanks (``23.4`` -> 23, ``2e1`` -> 2), 0 without one."""
+    match = re.match(r"\s*([+-]?[0-9]+)", text)
+    return int(match[1]) if match else 0
+
+
+def cutoff_name(family: str, name: str, defaults: tuple[int, ...] = DEFAULT_CUTOFFS) -> TrecEvalName:
+    """A ``-m`` name whose parameters are cutoffs (``P.5,10`` -> P@5, P@10; printed ``P_5``), with trec_eval's
+    default list for it (``defaults``: most take 5 ... 1000; success takes 1, 5, 10)."""
     def to_measures(text: str | None) -> list:
-        cutoffs = DEFAULT_CUTOFFS if text is None else [int(k) for k in text.split(",")]
+        """trec_eval's cutoff list: each read as C's atol reads it (``23.4`` is 23, the parser's note shows it),
+        ascending whatever the order given (te_init_meas_a_float_cut_long sorts it), a repeat or a cutoff below 1
+        refused as trec_eval refuses them ("duplicate cutoffs detected", "Negative cutoff detected")."""
+        cutoffs = defaults if text is None else sorted(atol(k) for k in text.split(","))
+        if any(k <= 0 for k in cutoffs):
+            raise ValueError(f"a cutoff of {name}.{text} is not a positive integer")
+        if len(set(cutoffs)) != len(cutoffs):
+            raise ValueError(f"duplicate cutoffs in {name}.{text}")
         return [Measure(family, cutoff=k) for k in cutoffs]
 
     def spell(m):

@@ -178,6 +178,8 @@ class TrecEval(Reference):
                     if spec:  # an empty map (no grade >= 0 to remap) is plain ndcg
                         gains = param = spec
                         out_name = served = f"ndcg_{spec}"
+                    else:
+                        param, out_name, served = None, base, base
             call = calls.setdefault((level, max_docs, gains), {"families": {}, "wanted": []})
             params = call["families"].setdefault(base, [])
             if param is not None and param not in params:
