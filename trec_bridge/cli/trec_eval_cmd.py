@@ -15,7 +15,7 @@ import sys
 from contextlib import closing
 
 from ..errors import EXIT_INVALID, UsageError
-from ..integers import int_option
+from ..integers import INT64_MIN, int_option
 
 HELP = """A drop-in for trec_eval 9.0.4: the same standard output, byte for byte.
 
@@ -55,7 +55,8 @@ def add_parser(sub) -> None:
     p.add_argument("-q", dest="per_query", action="store_true", help="per-query lines before the summary")
     p.add_argument("-c", dest="complete", action="store_true", help="average over every judged query")
     p.add_argument("-n", dest="no_summary", action="store_true", help="no summary lines")
-    p.add_argument("-l", dest="level", type=int, default=1, metavar="N", help="relevance level (default 1)")
+    p.add_argument("-l", dest="level", type=int_option("-l", INT64_MIN), default=1, metavar="N",
+                   help="relevance level (default 1)")
     p.add_argument("-M", dest="depth", type=int_option("-M", 1), metavar="N", help="use each ranking's top N only")
     p.add_argument("-J", dest="judged_only", action="store_true", help="judged documents only")
     p.add_argument("-m", dest="measures", action="append", default=[], metavar="MEASURE",
