@@ -69,6 +69,8 @@ GOLDEN_S4 = "tests/integration/test_golden.py::test_golden_case[S4:linear gain i
 GOLDEN_S4_REL = "tests/integration/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
 FIRST_OCCURRENCE = r'pl\.struct\("query_id", "doc_id"\)\.is_first_distinct\(\)'
 
+SET_BY_HAND = "tests/test_trec_eval_families.py::test_set_measures_by_hand"
+
 MUTANTS = [
     # which queries a measure is defined on: also require a non-empty ranking (a missing query leaves the mean)
     Mutant("drop missing queries from the denominator",
@@ -127,6 +129,29 @@ MUTANTS = [
            r"np\.bincount\(\w+\[(?P<gain>\w+) > 0\], minlength=(?P<r>\w+)\.n_queries\) > 0",
            r"\g<r>.relevant_count(ctx.rel) > 0",
            "tests/test_scorer_rules.py::test_ndcg_is_null_only_without_a_positive_gain_whatever_the_threshold"),
+    # trec_eval's set measures (m_set_*.c): the whole ranking, each with its own denominator
+    Mutant("SetP divided by the relevant count",
+           r"of_ratio\(rel_ret, r\.retrieved\)",
+           "of_ratio(rel_ret, r.relevant_count(ctx.rel))",
+           SET_BY_HAND, where=("trec_bridge/measures/set_p.py",)),
+    Mutant("SetRelP divided by the larger of retrieved and relevant",
+           r"np\.minimum\(r\.retrieved, r\.relevant_count\(ctx\.rel\)\)",
+           "np.maximum(r.retrieved, r.relevant_count(ctx.rel))",
+           SET_BY_HAND, where=("trec_bridge/measures/set_rel_p.py",)),
+    Mutant("SetR at threshold 1 whatever rel says",
+           r"relevant_rows\(ctx\.rel, None\)",
+           "relevant_rows(1, None)",
+           "tests/test_trec_eval_families.py::test_set_measures_at_another_threshold",
+           where=("trec_bridge/measures/set_recall.py",)),
+    Mutant("SetAP without the square",
+           r"of_ratio\(rel_ret \* rel_ret,",
+           "of_ratio(rel_ret,",
+           SET_BY_HAND, where=("trec_bridge/measures/set_ap.py",)),
+    Mutant("SetF's beta squared (van Rijsbergen's F_beta, not trec_eval's x)",
+           r"p, q = beta\.numerator, beta\.denominator",
+           "p, q = beta.numerator ** 2, beta.denominator ** 2",
+           "tests/test_trec_eval_families.py::test_set_f_beta_is_trec_eval_x_not_squared",
+           where=("trec_bridge/measures/set_f.py",)),
 ]
 
 

@@ -57,10 +57,25 @@ def suggest(name: str, rest: str = "", n: int = 3) -> list[str]:
 
 
 def _close(name: str, n: int) -> list[str]:
-    """Known spellings near ``name`` in any letter case, nearest first, one per family."""
+    """Known spellings near ``name`` in any letter case, nearest first, one per family.
+
+    Only those about as near as the nearest (within ``SUGGEST_MARGIN`` of its
+    similarity): with many families, a far second guess (``SetRelP`` for
+    ``Recal``) would only hide the right one.
+    """
     by_fold, table = _by_fold(), spellings()
     out: dict[str, str] = {}
-    for fold in difflib.get_close_matches(name.casefold(), list(by_fold), n=2 * n, cutoff=0.5):
-        spelling = by_fold[fold][0]
-        out.setdefault(table[spelling], spelling)
+    folded = name.casefold()
+    close = difflib.get_close_matches(folded, list(by_fold), n=2 * n, cutoff=0.5)
+    best = difflib.SequenceMatcher(None, folded, close[0]).ratio() if close else 0.0
+    for fold in close:
+        if difflib.SequenceMatcher(None, folded, fold).ratio() < best - SUGGEST_MARGIN:
+            break
+        first, *others = by_fold[fold]
+        out.setdefault(table[first], first)
+        for spelling in others:  # a fold another family shares: that family by its own name
+            out.setdefault(table[spelling], table[spelling])
     return list(out.values())[:n]
+
+
+SUGGEST_MARGIN = 0.2

@@ -74,3 +74,8 @@ def _cutoff_name(family: str, name: str) -> TrecEvalName:
             return None
         return str(m.cutoff), f"{name}_{m.cutoff}"
     return TrecEvalName(name, to_measures, spell)
+
+
+def cutoff_form(family: str, name: str) -> TrecEvalName:
+    """The ``-m name.k1,k2`` form of a family declared with TrecEvalName objects (nDCG's ``ndcg_cut``)."""
+    return _cutoff_name(family, name)

@@ -48,6 +48,7 @@ class IrMeasures(PythonReference):
                 kwargs["gains"] = {int(g): int(v) for g, v in gains.items() if g >= 0}
         elif rel != 1:
             kwargs["rel"] = rel
+        kwargs.update(measure.extra)  # a family's own parameters carry ir_measures' names (SetF's beta)
         base = getattr(irm, name)
         obj = base(**kwargs) if kwargs else base
         return obj @ measure.cutoff if measure.cutoff is not None else obj

@@ -26,8 +26,8 @@ from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
-                   ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, takes_threshold,
-                   trec_eval_name, trec_eval_reason, unavailable)
+                   ignores_cutoff, negative_gain_reason, own_parameter, refuse_unholdable, scored_frame,
+                   takes_threshold, trec_eval_name, trec_eval_reason, unavailable)
 from .registry import Tool, register
 from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
@@ -158,7 +158,7 @@ class TrecEval(Reference):
             raise
 
     def _plan(self, selected, qrels: Qrels, options: Options, result: ReferenceResult) -> dict:
-        """Group measures into calls: one per (rel, -M, custom nDCG gains); one -m per family inside a call.
+        """Group measures into calls: one per (rel, -M, own parameter: a gain map, set_F's β, ...); one -m per family.
 
         nDCG ignores -l, so it simply rides along in the call of its rel.
         """
@@ -178,6 +178,8 @@ class TrecEval(Reference):
                     if spec:  # an empty map (no grade >= 0 to remap) is plain ndcg
                         gains = param = spec
                         out_name = served = f"ndcg_{spec}"
+            if gains is None and own_parameter(m) is not None:  # one such parameter per -m name and call
+                gains = f"{base}.{param}"
             call = calls.setdefault((level, max_docs, gains), {"families": {}, "wanted": []})
             params = call["families"].setdefault(base, [])
             if param is not None and param not in params:
