@@ -10,6 +10,7 @@ The shared example (rel threshold 1 unless said):
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -91,3 +92,76 @@ def test_set_measures_trec_eval_names():
     assert trec_eval_name(parse_measures("SetAP")[0]) == ("set_map", None, "set_map")
     assert trec_eval_name(parse_measures("SetF")[0]) == ("set_F", None, "set_F")
     assert trec_eval_name(parse_measures("SetF(beta=0.5)")[0]) == ("set_F", "0.5", "set_F_0.5")
+
+
+# ------------------------------------------------------------------ gain families (m_binG.c, m_G.c, m_ndcg_rel.c, m_Rndcg.c)
+# q1 by rank: d1 (grade 1), d2 (0), x (unjudged), d3 (2); d4 (1) not retrieved.  Gains = grades: the ideal is 2, 1, 1.
+LOG3 = math.log2(3)
+
+
+def test_bin_g_by_hand():
+    # d1 at rank 1: 0 non-relevant above -> 1/log2(2) = 1; d3 at rank 4, 2nd relevant: 2 above -> 1/log2(4) = 1/2
+    assert per_query("binG") == pytest.approx({"q1": 1.5 / 3, "q2": None, "q3": 0.0}, abs=1e-15)
+    # rel=2: only d3, 3 documents above it -> 1/log2(5), over 1 relevant; q3 has no grade-2 document: null
+    assert per_query("binG(rel=2)")["q1"] == pytest.approx(1 / math.log2(5), abs=1e-15)
+
+
+def test_g_by_hand():
+    # cost(i) = sum over ideal positions <= i of max(ideal gain, 1): 2, 3, 4, 5; gathered gain: 1, 1, 1, 3
+    # d1 (gain 1) at rank 1: 1/log2(2 + 2 - 1) = 1/log2(3); d3 (gain 2) at rank 4: 2/log2(2 + 5 - 3) = 1
+    # over the total ideal gain 2 + 1 + 1 = 4
+    values = per_query("G")
+    assert values["q1"] == pytest.approx((1 / LOG3 + 1) / 4, abs=1e-15)
+    assert values["q2"] is None and values["q3"] == 0.0
+    # gains={1:3,2:9}: ideal 9, 3, 3 -> cost 9, 12, 15, 16; gathered 3, 3, 3, 12 -> 3/log2(2+9-3) + 9/log2(2+16-12)
+    assert per_query("G(gains={1:3,2:9})")["q1"] == pytest.approx((3 / 3 + 9 / math.log2(6)) / 15, abs=1e-15)
+
+
+def test_ndcg_rel_by_hand():
+    # IDCG down to 1, 3: 2, 2 + 1/log2(3) + 1/2; DCG down to 1, 4: 1, 1 + 2/log2(5)
+    # d1: 1/2; d3 at 4: DCG(4)/IDCG(3); d4 not retrieved: the whole ranking's nDCG, the same; over 3 relevant
+    idcg3, dcg4 = 2 + 1 / LOG3 + 0.5, 1 + 2 / math.log2(5)
+    assert per_query("nDCG_rel") == pytest.approx({"q1": (0.5 + 2 * dcg4 / idcg3) / 3, "q2": None, "q3": 0.0},
+                                                  abs=1e-15)
+
+
+def test_rndcg_by_hand():
+    # the ideal's gain drops after position 1 (2 -> 1) and ends after 3: nDCG@1 = 1/2, nDCG@3 = 1/IDCG(3)
+    idcg3 = 2 + 1 / LOG3 + 0.5
+    assert per_query("RnDCG") == pytest.approx({"q1": (0.5 + 1 / idcg3) / 2, "q2": None, "q3": 0.0}, abs=1e-15)
+
+
+def test_rndcg_adds_the_whole_ranking_only_two_past_the_ideal():
+    """One relevant document a (ideal length 1, R-level 1).  Ranked second of three: nDCG@1 = 0 and the
+    implied level at the end, 1/log2(3), averaged; ranked second of two (one past the ideal): only nDCG@1 = 0,
+    as trec_eval 9.0.4's loop gives (m_Rndcg.c adds the end only when a ranked document is left after the ideal's)."""
+    qrels = {"qa": {"a": 1}, "qb": {"a": 1}}
+    run = {"qa": {"u1": 3.0, "a": 2.0, "u2": 1.0}, "qb": {"u1": 3.0, "a": 2.0}}
+    assert per_query("RnDCG", qrels=qrels, run=run) == pytest.approx({"qa": (0 + 1 / LOG3) / 2, "qb": 0.0}, abs=1e-15)
+
+
+def test_gain_families_refuse_a_threshold_they_do_not_read():
+    for text in ("G(rel=2)", "nDCG_rel(rel=2)"):
+        with pytest.raises(InvalidInput) as err:
+            parse_measures(text)
+        assert err.value.code == "E_MEASURE_PARAM", text
+    assert str(parse_measures("rndcg(gains={1:3})")[0]) == "RnDCG(gains={1:3})"
+
+
+def test_gain_families_trec_eval_names():
+    from trec_bridge.references.base import trec_eval_name
+    assert trec_eval_name(parse_measures("binG")[0]) == ("binG", None, "binG")
+    assert trec_eval_name(parse_measures("G(gains={1:3,2:9})")[0]) == ("G", "1=3,2=9", "G_1=3,2=9")
+    assert trec_eval_name(parse_measures("nDCG_rel")[0]) == ("ndcg_rel", None, "ndcg_rel")
+    assert trec_eval_name(parse_measures("RnDCG(gains={1:4.5})")[0]) == ("Rndcg", "1=4.5", "Rndcg_1=4.5")
+
+
+def test_rndcg_with_no_positive_gain_is_refused_under_trec_eval_which_prints_nan():
+    """A gain map can leave a query with a relevant document but no positive gain: trec_eval's Rndcg is 0/0 there
+    (m_Rndcg.c divides by a count of R-levels that stays 0) and prints nan; strict says null, trec_eval's
+    policy refuses rather than print a number trec_eval does not."""
+    qrels, run = {"q0": {"d0": 1}}, {"q0": {"d0": 1.0}}
+    assert per_query("RnDCG(gains={1:0})", qrels=qrels, run=run) == {"q0": None}
+    with pytest.raises(InvalidInput) as err:
+        tb.score(qrels, run, "RnDCG(gains={1:0})", policy="trec_eval")
+    assert err.value.code == "E_POLICY_MEASURE" and "nan" in err.value.message

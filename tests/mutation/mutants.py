@@ -152,6 +152,28 @@ MUTANTS = [
            "p, q = beta.numerator ** 2, beta.denominator ** 2",
            "tests/test_trec_eval_families.py::test_set_f_beta_is_trec_eval_x_not_squared",
            where=("trec_bridge/measures/set_f.py",)),
+    # trec_eval's gain-level families (m_binG.c, m_G.c, m_ndcg_rel.c, m_Rndcg.c)
+    Mutant("binG discounted by the rank, not by the non-relevant above",
+           r"above = r\.rank\[rows\] - kth",
+           "above = r.rank[rows] - 1",
+           "tests/test_trec_eval_families.py::test_bin_g_by_hand", where=("trec_bridge/measures/bin_g.py",)),
+    Mutant("G's ideal costs its gain, without the floor of 1 per rank",
+           r"cost = r\.rank \+ prefix_at\(iq, ipos, np\.maximum\(igain - 1\.0, 0\.0\),",
+           "cost = prefix_at(iq, ipos, igain,",
+           "tests/test_trec_eval_families.py::test_g_by_hand", where=("trec_bridge/measures/g.py",)),
+    Mutant("ndcg_rel forgets the relevant documents not retrieved",
+           r"sums \+= unretrieved \* whole",
+           "sums += 0 * whole",
+           "tests/test_trec_eval_families.py::test_ndcg_rel_by_hand", where=("trec_bridge/measures/ndcg_rel.py",)),
+    Mutant("Rndcg adds the whole ranking one past the ideal",
+           r"r\.retrieved >= n_ideal \+ 2",
+           "r.retrieved >= n_ideal + 1",
+           "tests/test_trec_eval_families.py::test_rndcg_adds_the_whole_ranking_only_two_past_the_ideal",
+           where=("trec_bridge/measures/rndcg.py",)),
+    Mutant("Rndcg's R-levels at every ideal position, not where the gain drops",
+           r"\(ipos > 1\) & \(igain != np\.r_\[np\.nan, igain\[:-1\]\]\)",
+           "ipos > 1",
+           "tests/test_trec_eval_families.py::test_rndcg_by_hand", where=("trec_bridge/measures/rndcg.py",)),
 ]
 
 

@@ -15,8 +15,8 @@ import numpy as np
 from ..errors import InvalidInput
 from ..integers import INT64_MAX, INT64_MIN, in_range
 from ..messages import quote
-from .base import Family, Measure, MeasureContext, Ranking, Values, _num, check_finite, register
-from .trec_names import TrecEvalName, cutoff_form
+from .base import Family, MeasureContext, Ranking, Values, check_finite, register
+from .trec_names import cutoff_form, gain_map_name
 
 
 def ndcg(r: Ranking, m, ctx) -> Values:
@@ -112,33 +112,13 @@ def one_gain(params: dict, token: str) -> None:
         raise InvalidInput("E_MEASURE_PARAM", f"give gain= or gains=, not both (in {quote(token)})")
 
 
-def _gain_map_measures(text: str | None) -> list:
-    """``-m ndcg`` (the grade as gain) or ``-m ndcg.1=0,2=1`` (trec_eval's rel_level=gain list, as gains=)."""
-    if text is None:
-        return [Measure("nDCG")]
-    pairs = (part.split("=") for part in text.split(","))
-    return [Measure("nDCG", gains=tuple(sorted((int(g), float(v)) for g, v in pairs)))]
-
-
-def _gain_map_spell(m):
-    """nDCG without cutoff: ``ndcg``, or ``ndcg_1=0,2=1`` for a gain map (the grades trec_eval can take, >= 0).
-
-    gain=exp is spelled ``ndcg``: its map depends on the judged grades, which
-    the trec_eval adapter adds (references/trec_eval.py).
-    """
-    if m.family != "nDCG" or m.cutoff is not None:
-        return None
-    spec = ",".join(f"{g}={_num(v)}" for g, v in (m.gains or ()) if g >= 0)
-    return (spec, f"ndcg_{spec}") if spec else (None, "ndcg")
-
-
 NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whatever the relevance threshold, as in "
           "trec_eval and ir_measures; to give low grades no gain, map them: nDCG(gains={{1:0}})")
 
 register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
                 defined=has_positive_gain, context=context,
-                tool_names={"trec_eval": [TrecEvalName("ndcg", _gain_map_measures, _gain_map_spell),
+                tool_names={"trec_eval": [gain_map_name("nDCG", "ndcg"),
                                            cutoff_form("nDCG", "ndcg_cut")], "ir_measures": "nDCG"},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
                 refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains},

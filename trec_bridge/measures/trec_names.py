@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .base import Measure
+from .base import Measure, _num
 
 # trec_eval 9.0.4's default cutoff list for its cutoff measures (P, recall, ndcg_cut, map_cut, relative_P, ...)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -79,3 +79,25 @@ def _cutoff_name(family: str, name: str) -> TrecEvalName:
 def cutoff_form(family: str, name: str) -> TrecEvalName:
     """The ``-m name.k1,k2`` form of a family declared with TrecEvalName objects (nDCG's ``ndcg_cut``)."""
     return _cutoff_name(family, name)
+
+
+def gain_map_name(family: str, name: str) -> TrecEvalName:
+    """``-m name`` (the grade as gain) or ``-m name.1=0,2=1`` (trec_eval's rel_level=gain list, our ``gains=``).
+
+    For the families whose parameter is a gain map (ndcg, G, ndcg_rel, Rndcg),
+    printed ``name_1=0,2=1``.  Only grades >= 0 can be given a gain in
+    trec_eval's list; ``gain=exp`` is spelled as the plain name, since its map
+    depends on the judged grades (the trec_eval adapter adds it).
+    """
+    def to_measures(text: str | None) -> list:
+        if text is None:
+            return [Measure(family)]
+        pairs = (part.split("=") for part in text.split(","))
+        return [Measure(family, gains=tuple(sorted((int(g), float(v)) for g, v in pairs)))]
+
+    def spell(m):
+        if m.family != family or m.cutoff is not None:
+            return None
+        spec = ",".join(f"{g}={_num(v)}" for g, v in (m.gains or ()) if g >= 0)
+        return (spec, f"{name}_{spec}") if spec else (None, name)
+    return TrecEvalName(name, to_measures, spell)

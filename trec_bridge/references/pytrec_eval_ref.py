@@ -36,7 +36,7 @@ class PytrecEval(PythonReference):
         if reason:
             return reason
         if measure.gain == "exp" or measure.gains is not None:  # nDCG's gain parameters
-            return "pytrec_eval accepts only numeric measure parameters: no custom nDCG gains (ndcg.1=...)"
+            return "pytrec_eval accepts only numeric measure parameters: no custom gains (ndcg.1=..., G.1=...)"
         if rel < 1 and takes_threshold(measure):
             return f"pytrec_eval rejects relevance_level {rel} (must be >= 1)"
         return parameter_list_reason(measure)
