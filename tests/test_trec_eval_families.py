@@ -165,3 +165,36 @@ def test_rndcg_with_no_positive_gain_is_refused_under_trec_eval_which_prints_nan
     with pytest.raises(InvalidInput) as err:
         tb.score(qrels, run, "RnDCG(gains={1:0})", policy="trec_eval")
     assert err.value.code == "E_POLICY_MEASURE" and "nan" in err.value.message
+
+
+# ------------------------------------------------------------------ utility (m_utility.c)
+# q1: a = 2 relevant retrieved, n - a = 2 non-relevant retrieved, R - a = 1 relevant not retrieved
+
+def test_utility_by_hand():
+    assert per_query("Utility") == {"q1": 1 * 2 - 1 * 2, "q2": None, "q3": 0.0}  # default coefficients 1, -1, 0
+    # 2·2 − 1·2 − 0.5·1 = 1.5; q3 (missing) scores 0 although c·R would be −0.5: trec_eval -c's missing query
+    assert per_query("Utility(a=2,c=-0.5)") == {"q1": 1.5, "q2": None, "q3": 0.0}
+    assert exact("Utility(a=2,c=-0.5)") == Fraction(3, 4)
+    # q1: 0.1·2 − 0.2·2 = −1/5, decimals read exactly; the mean with q3 (0): −1/10
+    assert exact("Utility(a=0.1,b=-0.2)") == (Fraction(1, 10) * 2 - Fraction(2, 10) * 2) / 2
+    assert per_query("Utility", "trec_eval") == {"q1": 0.0, "q2": -2.0}  # q2: 0 relevant, 2 non-relevant retrieved
+
+
+def test_utility_refuses_a_coefficient_it_cannot_compute():
+    for bad in ("Utility(d=1)", "Utility(a=nan)", "Utility(b=1e300)", "Utility(a=0.1234567)", "Utility(a=x)",
+                "Utility@10"):
+        with pytest.raises(InvalidInput) as err:
+            parse_measures(bad)
+        assert err.value.code in ("E_MEASURE_PARAM", "E_CUTOFF"), bad
+
+
+def test_utility_trec_eval_names():
+    from trec_bridge.references.base import trec_eval_name
+    from trec_bridge.measures.trec_names import trec_eval_form
+    from trec_bridge.measures.base import FAMILIES
+    assert trec_eval_name(parse_measures("Utility")[0]) == ("utility", None, "utility")
+    assert trec_eval_name(parse_measures("Utility(a=2)")[0]) == ("utility", "2,-1,0,0", "utility_2,-1,0,0")
+    [form] = trec_eval_form(FAMILIES["Utility"])
+    assert [str(m) for m in form.to_measures("2,-1,0.5,0")] == ["Utility(a=2,b=-1,c=0.5,d=0)"]
+    with pytest.raises(InvalidInput):
+        form.to_measures("1,-1,0,1")  # the collection-size coefficient

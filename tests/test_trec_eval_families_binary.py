@@ -69,7 +69,7 @@ def check(tmp_path, binary: str, case, measures_text: str) -> None:
     for m, reason in refused.items():  # only where trec_eval's own answer is undefined: it prints nan
         per_query, summary = printed[trec_eval_name(m)[2]]
         query = re.search(r"query '([^']*)'", reason)[1]
-        if complete or query in per_query:  # -c evaluates a missing query on an empty ranking: nan in the mean
+        if query in per_query:  # a query the run lacks counts 0 (-c) or not at all: no nan where it is missing
             assert any(math.isnan(v) for v in [*per_query.values(), summary]), (m, reason)
     measures = [m for m in measures if m not in refused]
     ours = score(dataset, run, measures, get_policy("trec_eval_c" if complete else "trec_eval"))
@@ -80,8 +80,10 @@ def check(tmp_path, binary: str, case, measures_text: str) -> None:
         for q, value in per_query.items():
             assert abs(rows[q].values[str(m)] - value) <= PRINTED, (str(m), q, rows[q].values[str(m)], value)
         assert abs(ours.means[str(m)].value - summary) <= PRINTED, (str(m), ours.means[str(m)].value, summary)
-    if not complete:  # pytrec_eval takes no gain map (its measure strings are split at commas)
-        check_pytrec_eval(dataset, run, [m for m in measures if m.gains is None])
+    if not complete:  # what pytrec_eval can take: no gain map, no comma in a parameter (it splits at commas)
+        fits = [m for m in measures if PytrecEval().refusal(m, level, dataset.qrels) is None]
+        assert fits == [m for m in measures if m.gains is None and "," not in str(trec_eval_name(m)[1])]
+        check_pytrec_eval(dataset, run, fits)
 
 
 def check_pytrec_eval(dataset, run, measures) -> None:
@@ -126,3 +128,14 @@ def gain_maps(draw):
 @given(case=cases(), gains=st.one_of(st.just(""), gain_maps()))
 def test_gain_families_reproduce_trec_eval(tmp_path, trec_eval_binary, case, gains):
     check(tmp_path, trec_eval_binary, case, f"binG G{gains} nDCG_rel{gains} RnDCG{gains}")
+
+
+COEFFICIENTS = ["1", "-1", "0", "2", "0.5", "-0.25", "3"]
+
+
+@SETTINGS
+@given(case=cases(), coefficients=st.one_of(st.just(None), st.lists(st.sampled_from(COEFFICIENTS), min_size=3,
+                                                                      max_size=3)))
+def test_utility_reproduces_trec_eval(tmp_path, trec_eval_binary, case, coefficients):
+    given_ = "" if coefficients is None else "(" + ",".join(f"{n}={v}" for n, v in zip("abc", coefficients)) + ")"
+    check(tmp_path, trec_eval_binary, case, f"Utility{given_}")

@@ -174,6 +174,15 @@ MUTANTS = [
            r"\(ipos > 1\) & \(igain != np\.r_\[np\.nan, igain\[:-1\]\]\)",
            "ipos > 1",
            "tests/test_trec_eval_families.py::test_rndcg_by_hand", where=("trec_bridge/measures/rndcg.py",)),
+    # trec_eval's utility (m_utility.c): the contingency cells and a query without a ranking
+    Mutant("utility's non-relevant cell counts every retrieved document",
+           r"r\.retrieved - rel_ret, ",
+           "r.retrieved, ",
+           "tests/test_trec_eval_families.py::test_utility_by_hand", where=("trec_bridge/measures/utility.py",)),
+    Mutant("utility scores a missing query's relevant documents",
+           r"num = np\.where\(ranked, (?P<sum>.+), 0\)",
+           r"num = np.where(True, \g<sum>, 0)",
+           "tests/test_trec_eval_families.py::test_utility_by_hand", where=("trec_bridge/measures/utility.py",)),
 ]
 
 
