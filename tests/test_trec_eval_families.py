@@ -198,3 +198,33 @@ def test_utility_trec_eval_names():
     assert [str(m) for m in form.to_measures("2,-1,0.5,0")] == ["Utility(a=2,b=-1,c=0.5,d=0)"]
     with pytest.raises(InvalidInput):
         form.to_measures("1,-1,0,1")  # the collection-size coefficient
+
+
+# ------------------------------------------------------------------ infAP (m_infap.c)
+# q1 by rank: d1 (1), p (-1: pooled, not judged), d2 (0), x (no judgment: outside the pool), d3 (2), d4 (1)
+INFAP_QRELS = {"q1": {"d1": 1, "p": -1, "d2": 0, "d3": 2, "d4": 1}, "q2": {"e1": 0}, "q3": {"f1": 1}}
+INFAP_RUN = {"q1": {"d1": 6.0, "p": 5.0, "d2": 4.0, "x": 3.0, "d3": 2.0, "d4": 1.0}, "q2": {"e1": 1.0}}
+EPS = 1e-5
+
+
+def test_infap_by_hand():
+    # d1 at rank 1: 1.  d3 at rank 5, 2nd relevant: 1 relevant, 1 non-relevant (d2), 1 pooled-unjudged (p) above:
+    # 1/5 + (1+1+1)/5 · (1+ε)/(1+1+2ε) = 1/5 + 3/5 · 1/2.  d4 at rank 6, 3rd: 1/6 + (2+1+1)/6 · (2+ε)/(2+1+2ε).
+    # x takes rank 4 but counts nowhere else.  Over 3 relevant.
+    d4 = 1 / 6 + 4 / 6 * (2 + EPS) / (3 + 2 * EPS)
+    values = per_query("infAP", qrels=INFAP_QRELS, run=INFAP_RUN)
+    assert values == pytest.approx({"q1": (1 + 0.5 + d4) / 3, "q2": None, "q3": 0.0}, abs=1e-15)
+
+
+def test_infap_tells_a_pooled_unjudged_document_from_one_outside_the_pool():
+    """p judged -1 counts in the pooled share above d3; without its judgment it is outside the pool:
+    d3 then adds 1/5 + (1+1)/5 · 1/2 = 2/5 instead of 1/2 (and d4 1/6 + 3/6 · (2+ε)/(3+2ε))."""
+    qrels = {**INFAP_QRELS, "q1": {d: g for d, g in INFAP_QRELS["q1"].items() if d != "p"}}
+    d4 = 1 / 6 + 3 / 6 * (2 + EPS) / (3 + 2 * EPS)
+    assert per_query("infAP", qrels=qrels, run=INFAP_RUN)["q1"] == pytest.approx((1 + 0.4 + d4) / 3, abs=1e-15)
+
+
+def test_infap_at_another_threshold():
+    # rel=2: only d3 is relevant; above it: d1 and d2 judged non-relevant, p pooled: 1/5 + 3/5 · ε/(2+2ε)
+    assert per_query("infAP(rel=2)", qrels=INFAP_QRELS, run=INFAP_RUN)["q1"] == pytest.approx(
+        1 / 5 + 3 / 5 * EPS / (2 + 2 * EPS), abs=1e-15)

@@ -139,3 +139,10 @@ COEFFICIENTS = ["1", "-1", "0", "2", "0.5", "-0.25", "3"]
 def test_utility_reproduces_trec_eval(tmp_path, trec_eval_binary, case, coefficients):
     given_ = "" if coefficients is None else "(" + ",".join(f"{n}={v}" for n, v in zip("abc", coefficients)) + ")"
     check(tmp_path, trec_eval_binary, case, f"Utility{given_}")
+
+
+@SETTINGS
+@given(case=cases())
+def test_infap_reproduces_trec_eval(tmp_path, trec_eval_binary, case):
+    """The threshold is the case's -l (1 or 2); negative grades (pooled, not judged) are among the judgments."""
+    check(tmp_path, trec_eval_binary, case, "infAP")

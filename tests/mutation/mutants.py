@@ -183,6 +183,15 @@ MUTANTS = [
            r"num = np\.where\(ranked, (?P<sum>.+), 0\)",
            r"num = np.where(True, \g<sum>, 0)",
            "tests/test_trec_eval_families.py::test_utility_by_hand", where=("trec_bridge/measures/utility.py",)),
+    # infAP (m_infap.c): a negative grade is pooled but unjudged, an absent judgment outside the pool
+    Mutant("infAP without the pooled-but-unjudged documents above",
+           r"pooled_share = \(earlier \+ nonrel \+ unjudged\) / rank",
+           "pooled_share = (earlier + nonrel) / rank",
+           "tests/test_trec_eval_families.py::test_infap_by_hand", where=("trec_bridge/measures/infap.py",)),
+    Mutant("infAP takes a negative grade for a judged non-relevant document",
+           r"_count_above\(r, \(r\.grade >= 0\) & ~relevant\)",
+           "_count_above(r, ~relevant)",
+           "tests/test_trec_eval_families.py::test_infap_by_hand", where=("trec_bridge/measures/infap.py",)),
 ]
 
 
