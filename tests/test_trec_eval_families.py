@@ -228,3 +228,10 @@ def test_infap_at_another_threshold():
     # rel=2: only d3 is relevant; above it: d1 and d2 judged non-relevant, p pooled: 1/5 + 3/5 · ε/(2+2ε)
     assert per_query("infAP(rel=2)", qrels=INFAP_QRELS, run=INFAP_RUN)["q1"] == pytest.approx(
         1 / 5 + 3 / 5 * EPS / (2 + 2 * EPS), abs=1e-15)
+
+
+def test_gain_families_refuse_gains_whose_sums_leave_the_double_range():
+    qrels, run = {"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}
+    with pytest.raises(InvalidInput) as err:
+        tb.score(qrels, run, "G(gains={1:1e308})")
+    assert err.value.code == "E_GAIN_OVERFLOW"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, register
+from .base import Family, Ranking, Values, check_finite, register
 from .gain_walk import ideal, per_query_sum, positive_gain, prefix_at, row_gains
 from .ndcg import read_gains
 from .trec_names import gain_map_name
@@ -22,13 +22,15 @@ def normalised_gain(r: Ranking, m, ctx) -> Values:
     gains = row_gains(r, m)
     iq, ipos, igain = ideal(r, m)
     total_ideal = per_query_sum(iq, igain, r.n_queries)
-    cost = r.rank + prefix_at(iq, ipos, np.maximum(igain - 1.0, 0.0), r.row_query, r.rank)
-    gathered = prefix_at(r.row_query, r.rank, gains, r.row_query, r.rank)
-    hit = gains != 0
-    terms = gains[hit] / np.log2(2.0 + cost[hit] - gathered[hit])
-    sums = per_query_sum(r.row_query[hit], terms, r.n_queries)
-    value = np.zeros(r.n_queries, dtype=np.float64)
-    np.divide(sums, total_ideal, out=value, where=total_ideal > 0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge gains: refused just below
+        cost = r.rank + prefix_at(iq, ipos, np.maximum(igain - 1.0, 0.0), r.row_query, r.rank)
+        gathered = prefix_at(r.row_query, r.rank, gains, r.row_query, r.rank)
+        hit = gains != 0
+        terms = gains[hit] / np.log2(2.0 + cost[hit] - gathered[hit])
+        sums = per_query_sum(r.row_query[hit], terms, r.n_queries)
+        value = np.zeros(r.n_queries, dtype=np.float64)
+        np.divide(sums, total_ideal, out=value, where=total_ideal > 0)
+    check_finite(("value", value))  # huge gains= values can sum past a double (E_GAIN_OVERFLOW)
     return Values(value)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, register
+from .base import Family, Ranking, Values, check_finite, register
 from .gain_walk import discounted, ideal, per_query_sum, positive_gain, prefix_at, row_gains
 from .ndcg import read_gains
 from .trec_names import gain_map_name
@@ -35,6 +35,7 @@ def ndcg_rel(r: Ranking, m, ctx) -> Values:
     sums += unretrieved * whole
     value = np.zeros(r.n_queries, dtype=np.float64)
     np.divide(sums, n_rel, out=value, where=sums > 0)
+    check_finite(("value", value))  # huge gains= values can sum past a double (E_GAIN_OVERFLOW)
     return Values(value)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Family, Ranking, Values, has_relevant, register
+from .base import Family, Ranking, Values, check_finite, has_relevant, register
 from .gain_walk import discounted, ideal, per_query_sum, positive_gain, prefix_at, row_gains
 from .ndcg import read_gains
 from .trec_names import gain_map_name
@@ -45,6 +45,7 @@ def rndcg(r: Ranking, m, ctx) -> Values:
     counts[beyond] += 1
     value = np.zeros(r.n_queries, dtype=np.float64)
     np.divide(sums, counts, out=value, where=(counts > 0) & (r.relevant_count(ctx.rel) > 0))
+    check_finite(("value", value))  # huge gains= values can sum past a double (E_GAIN_OVERFLOW)
     return Values(value)
 
 
