@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, register
-from .gain_walk import per_query_sum
+from .gain_walk import group_offsets, per_query_sum
 
 
 def bin_g(r: Ranking, m, ctx) -> Values:
     rows = np.flatnonzero(r.relevant_rows(ctx.rel, None))
     query = r.row_query[rows]  # grouped by query, rank ascending inside
-    kth = np.arange(1, len(rows) + 1) - np.searchsorted(query, query, side="left")
+    kth = np.arange(1, len(rows) + 1) - group_offsets(query)[query]
     above = r.rank[rows] - kth  # documents above that are not relevant
     sums = per_query_sum(query, 1.0 / np.log2(2.0 + above), r.n_queries)
     n_rel = r.relevant_count(ctx.rel)

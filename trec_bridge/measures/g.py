@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, check_finite, register
-from .gain_walk import ideal, per_query_sum, positive_gain, prefix_at, row_gains
+from .gain_walk import ideal, own_prefix, per_query_sum, positive_gain, prefix_at, row_gains
 from .ndcg import read_gains
 from .trec_names import gain_map_name
 
@@ -24,7 +24,7 @@ def normalised_gain(r: Ranking, m, ctx) -> Values:
     total_ideal = per_query_sum(iq, igain, r.n_queries)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge gains: refused just below
         cost = r.rank + prefix_at(iq, ipos, np.maximum(igain - 1.0, 0.0), r.row_query, r.rank)
-        gathered = prefix_at(r.row_query, r.rank, gains, r.row_query, r.rank)
+        gathered = own_prefix(r.row_query, gains)
         hit = gains != 0
         terms = gains[hit] / np.log2(2.0 + cost[hit] - gathered[hit])
         sums = per_query_sum(r.row_query[hit], terms, r.n_queries)

@@ -29,14 +29,38 @@ def row_gains(r: Ranking, m) -> np.ndarray:
 
 
 def ideal(r: Ranking, m) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(query, 1-based position, gain) of the ideal ranking: each query's positive gains, largest first."""
-    gain = grade_gain(m, r.qrels_grade)
-    keep = gain > 0
-    q, gain = r.qrels_query[keep], gain[keep]
-    order = np.lexsort((-gain, q))
-    q, gain = q[order], gain[order]
-    pos = np.arange(len(q)) - np.searchsorted(q, q, side="left") + 1
-    return q.astype(np.int64), pos.astype(np.int64), gain
+    """(query, 1-based position, gain) of the ideal ranking: each query's positive gains, largest first.
+
+    Kept on the Ranking per gain map: G, nDCG_rel and RnDCG (and their
+    ``defined``) on one ranking share one sort of the judgments.
+    """
+    cache = r.__dict__.setdefault("_ideal_by_gains", {})
+    if m.gains not in cache:
+        gain = grade_gain(m, r.qrels_grade)
+        keep = gain > 0
+        q, gain = r.qrels_query[keep], gain[keep]
+        order = np.lexsort((-gain, q))
+        q, gain = q[order].astype(np.int64), gain[order]
+        cache[m.gains] = q, _positions(q), gain
+    return cache[m.gains]
+
+
+def group_offsets(group: np.ndarray) -> np.ndarray:
+    """Index of each group's first entry (entries sorted by group), indexed by group; linear, no search."""
+    counts = np.bincount(group) if len(group) else np.zeros(0, dtype=np.int64)
+    return np.cumsum(counts) - counts
+
+
+def _positions(group: np.ndarray) -> np.ndarray:
+    """1-based position of each entry inside its group (entries sorted by group)."""
+    return np.arange(len(group)) - group_offsets(group)[group] + 1
+
+
+def own_prefix(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each entry: the sum of ``values`` over its group's entries up to and including it (sorted by group)."""
+    total = np.cumsum(values)
+    starts = group_offsets(group)[group]
+    return total - (total[starts] - values[starts])
 
 
 def prefix_at(group: np.ndarray, key: np.ndarray, values: np.ndarray, at_group: np.ndarray,
@@ -51,9 +75,11 @@ def prefix_at(group: np.ndarray, key: np.ndarray, values: np.ndarray, at_group: 
     span = int(max(key.max(initial=0), at_key.max(initial=0))) + 1
     flat = group * span + key
     total = np.concatenate(([0.0], np.cumsum(values)))
-    starts = np.searchsorted(flat, at_group * span, side="left")  # first entry of the group
+    offsets = group_offsets(group)
+    present = at_group < len(offsets)  # a group asked for may have no entry at all
+    starts = np.where(present, offsets[np.minimum(at_group, len(offsets) - 1)], 0)
     ends = np.searchsorted(flat, at_group * span + at_key, side="right")
-    return total[ends] - total[starts]
+    return np.where(present, total[ends] - total[starts], 0.0)
 
 
 def discounted(gains: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, register
-from .gain_walk import per_query_sum
+from .gain_walk import group_offsets, per_query_sum
 
 EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
 
@@ -29,7 +29,7 @@ def inferred_ap(r: Ranking, m, ctx) -> Values:
     unjudged_above = _count_above(r, r.grade < 0)
     rows = np.flatnonzero(relevant)
     query = r.row_query[rows]
-    earlier = np.arange(len(rows)) - np.searchsorted(query, query, side="left")  # k - 1
+    earlier = np.arange(len(rows)) - group_offsets(query)[query]  # k - 1
     rank = r.rank[rows].astype(np.float64)
     nonrel, unjudged = nonrel_above[rows], unjudged_above[rows]
     pooled_share = (earlier + nonrel + unjudged) / rank
@@ -45,8 +45,7 @@ def inferred_ap(r: Ranking, m, ctx) -> Values:
 def _count_above(r: Ranking, mask: np.ndarray) -> np.ndarray:
     """Per judged row: how many rows of its query ranked above it satisfy ``mask``."""
     before = np.cumsum(mask) - mask  # rows before this one, over every query
-    starts = np.searchsorted(r.row_query, r.row_query, side="left")
-    return before - before[starts]
+    return before - before[group_offsets(r.row_query)[r.row_query]]
 
 
 register(Family("infAP", inferred_ap, rational=False, needs_cutoff=False, params=frozenset({"rel"}),

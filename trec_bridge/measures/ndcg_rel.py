@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, check_finite, register
-from .gain_walk import discounted, ideal, per_query_sum, positive_gain, prefix_at, row_gains
+from .gain_walk import discounted, ideal, own_prefix, per_query_sum, positive_gain, prefix_at, row_gains
 from .ndcg import read_gains
 from .trec_names import gain_map_name
 
@@ -24,7 +24,7 @@ def ndcg_rel(r: Ranking, m, ctx) -> Values:
     ideal_terms, run_terms = discounted(igain, ipos), discounted(gains, r.rank)
     hit = gains > 0
     at_q, at_rank = r.row_query[hit], r.rank[hit]
-    ndcg_at = prefix_at(r.row_query, r.rank, run_terms, at_q, at_rank) / prefix_at(iq, ipos, ideal_terms, at_q, at_rank)
+    ndcg_at = own_prefix(r.row_query, run_terms)[hit] / prefix_at(iq, ipos, ideal_terms, at_q, at_rank)
     sums = per_query_sum(at_q, ndcg_at, r.n_queries)
     n_rel = np.bincount(iq, minlength=r.n_queries)
     unretrieved = n_rel - np.bincount(at_q, minlength=r.n_queries)
