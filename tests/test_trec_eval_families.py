@@ -77,6 +77,9 @@ def test_set_measures_take_no_cutoff_and_read_beta():
             parse_measures(bad)
         assert err.value.code == "E_MEASURE_PARAM", bad
     assert str(parse_measures("SetF(beta=0.5)")[0]) == "SetF(beta=0.5)"
+    with pytest.raises(InvalidInput) as err:
+        parse_measures("SetP(relative=True)")  # ir_measures' spelling: pointed to its other name
+    assert err.value.code == "E_MEASURE_PARAM" and "SetRelP" in err.value.message
 
 
 def test_set_f_beta_is_trec_eval_x_not_squared():

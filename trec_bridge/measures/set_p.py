@@ -13,6 +13,10 @@ def set_precision(r: Ranking, m, ctx) -> Values:
     return Values.of_ratio(rel_ret, r.retrieved)
 
 
+RELATIVE = ("SetP takes no relative= here (in {token}): ir_measures' SetP(relative=True) is written SetRelP, "
+            "ir_measures' own name for it (trec_eval's set_relative_P)")
+
 register(Family("SetP", set_precision, rational=True, needs_cutoff=False, params=frozenset({"rel"}),
                 description="set precision: relevant retrieved / retrieved (the whole ranking)",
-                takes_cutoff=False, tool_names={"trec_eval": ("set_P", None), "ir_measures": "SetP"}))
+                takes_cutoff=False, refused_params={"relative": RELATIVE},
+                tool_names={"trec_eval": ("set_P", None), "ir_measures": "SetP"}))
