@@ -238,3 +238,17 @@ def test_gain_families_refuse_gains_whose_sums_leave_the_double_range():
     with pytest.raises(InvalidInput) as err:
         tb.score(qrels, run, "G(gains={1:1e308})")
     assert err.value.code == "E_GAIN_OVERFLOW"
+
+
+def test_trec_eval_gets_one_call_per_own_parameter():
+    """trec_eval 9.0.4 takes one β (one coefficient list, one gain map) per -m name and call and ignores a second
+    -m set_F: each goes to a call of its own; cutoffs (P.5,10) still share one -m."""
+    from trec_bridge.references.base import Options, ReferenceResult
+    from trec_bridge.references.trec_eval import TrecEval
+
+    qrels = tb.read_qrels([("q1", "d1", 1), ("q1", "d2", 2)])
+    measures = parse_measures("SetF SetF(beta=0.5) P@5 P@10 Utility(a=2) G(gains={1:3}) G")
+    calls = TrecEval()._plan([(m, 1) for m in measures], qrels, Options(), ReferenceResult("trec_eval", "9.0.4"))
+    families = sorted(sorted(f"{base}.{','.join(p)}" if p else base for base, p in call["families"].items())
+                      for call in calls.values())
+    assert families == [["G", "P.5,10", "set_F"], ["G.1=3"], ["set_F.0.5"], ["utility.2,-1,0,0"]]
