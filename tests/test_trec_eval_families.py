@@ -252,3 +252,12 @@ def test_trec_eval_gets_one_call_per_own_parameter():
     families = sorted(sorted(f"{base}.{','.join(p)}" if p else base for base, p in call["families"].items())
                       for call in calls.values())
     assert families == [["G", "P.5,10", "set_F"], ["G.1=3"], ["set_F.0.5"], ["utility.2,-1,0,0"]]
+
+
+def test_ir_measures_gets_a_family_parameter_by_its_name_or_says_it_has_none():
+    from trec_bridge.measures.base import Measure
+    from trec_bridge.references.ir_measures_ref import IrMeasures
+
+    tool = IrMeasures()
+    assert str(tool.to_ir_measure(parse_measures("SetF(beta=0.5)")[0], 1)) == "SetF(beta=0.5)"
+    assert tool.to_ir_measure(Measure("SetF", extra=(("alpha", 1.0),)), 1) == "ir_measures' SetF has no parameter alpha"
