@@ -1,10 +1,9 @@
 """Utility: trec_eval's set utility, a weighted count of the contingency table of the whole ranking.
 
-Follows trec_eval 9.0.4 m_utility.c: with a relevant documents retrieved out
+Follows trec_eval 9.0.4 m_utility.c: with A relevant documents retrieved out
 of n retrieved and R relevant judged, utility = a·A + b·(n − A) + c·(R − A)
-(+ d·(N + A − n − R) for a collection of N documents), where A is the count a
-and the coefficients a, b, c, d are trec_eval's p1..p4 (``-m utility.1,-1,0,0``,
-the default).  The fourth needs the collection size (trec_eval's -N, which
+(+ d·(N + A − n − R) for a collection of N documents), the coefficients a, b,
+c, d being trec_eval's p1..p4 (``-m utility.1,-1,0,0``, the default).  The fourth needs the collection size (trec_eval's -N, which
 defaults to 0 and which trec-bridge does not take), so d must be 0.  A query
 without a ranked document (missing, or an empty ranking) scores 0, as
 trec_eval -c scores a missing query.  Coefficients are read as the decimals
