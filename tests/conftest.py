@@ -35,6 +35,8 @@ SLOW_FILES = frozenset({
     "test_trec_eval_dropin_suite.py",
     "test_trec_eval_dropin_dl.py",
     "test_trec_eval_dropin_hypothesis.py",
+    "test_trec_eval_families_binary.py",
+    "test_trec_eval_families_dl.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.

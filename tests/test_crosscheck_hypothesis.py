@@ -38,7 +38,8 @@ from trec_bridge.measures import parse_measures
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 from trec_bridge.references import get
 
-MEASURES = parse_measures("R@5 P@5 RR RR@3 AP AP@5 nDCG nDCG@5 Success@3 Judged@5 nDCG(gain=exp) R@2 P(rel=2)@3")
+MEASURES = parse_measures("R@5 P@5 RR RR@3 AP AP@5 nDCG nDCG@5 Success@3 Judged@5 nDCG(gain=exp) R@2 P(rel=2)@3 "
+                          "SetP SetRelP SetR SetAP SetF binG G nDCG_rel RnDCG Utility infAP")
 
 QUERY_IDS = ["1", "2", "10", "007", "q1", "Q-2", "all", "#3", "ü", "x.y/z"]
 DOC_IDS = ["a", "b", "c", "d1", "d9", "d10", "9", "10", "007", "B", "é", "doc#1", "-", "Q0"]

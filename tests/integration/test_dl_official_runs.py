@@ -131,6 +131,8 @@ def test_dl_hard_authors_trec_eval_output(shared_data, name):
     assert not bad, bad[:10]
     assert compared == len(measures) * 51  # 50 queries + all
     assert {"map", "recip_rank", "P_10", "recall_1000", "ndcg", "ndcg_cut_10", "map_cut_1000", "success_1"} <= set(measures)
+    assert {"set_P", "set_relative_P", "set_recall", "set_map", "set_F", "binG", "G", "ndcg_rel", "Rndcg",
+            "utility", "infAP"} <= set(measures)
 
 
 @pytest.mark.parametrize("name", sorted(SIGIR25))

@@ -11,10 +11,10 @@ after the 6th field, which trec_eval ignores and our strict reader rejects
 (E_TREC_COLUMNS, asserted); the test scores a copy cut to 6 fields.  The other files are skipped with the
 reason; the other measures of a compared file are listed in ``UNSUPPORTED``.
 
-Compared (trec_eval name -> ours): map -> AP, map_cut_k -> AP@k, P_k -> P@k,
-recall_k -> R@k, recip_rank -> RR, ndcg -> nDCG (linear gain via the policy),
-ndcg_cut_k -> nDCG@k, success_k -> Success@k, ndcg_1=3,2=9,4=4.5 ->
-nDCG(gains={1:3,2:9,4:4.5}).
+Compared: every printed name some family declares (``Family.tool_names["trec_eval"]``,
+read through measures/trec_names.py, as the drop-in reads it): map -> AP,
+map_cut_k -> AP@k, P_k -> P@k, ndcg_1=3,2=9,4=4.5 -> nDCG(gains={1:3,2:9,4:4.5}),
+set_F -> SetF, ...; a printed name no family declares must be in ``UNSUPPORTED``.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import pytest
 from converters.detect import load_dataset_any
 from converters.trec_run import read_trec_run
 from trec_bridge.errors import InvalidInput
-from trec_bridge.measures.parse import parse_measure
-from trec_bridge.measures.base import Measure
+from trec_bridge.measures.base import FAMILIES, Measure
+from trec_bridge.measures.trec_names import trec_eval_form
 from trec_bridge.policy import get_policy
 from trec_bridge.scorer import score
 
@@ -81,34 +81,36 @@ UNSUPPORTED = {
     "num_nonrel_judged_ret": "a count",
     "gm_map": "geometric mean: not a measure of ours", "gm_bpref": "geometric mean: not a measure of ours",
     "Rprec": "R-precision: not a measure of ours", "Rprec_mult": "not a measure of ours",
-    "bpref": "not a measure of ours", "infAP": "not a measure of ours",
+    "bpref": "not a measure of ours",
     "iprec_at_recall": "interpolated precision: not a measure of ours",
-    "11pt_avg": "not a measure of ours", "utility": "not a measure of ours",
-    "binG": "not a measure of ours", "G": "not a measure of ours", "Rndcg": "not a measure of ours",
-    "ndcg_rel": "nDCG over relevant documents only: not a measure of ours",
+    "11pt_avg": "not a measure of ours",
     "relative_P": "not a measure of ours",
-    "set_P": "set measures (no cutoff): not ours", "set_recall": "set measures (no cutoff): not ours",
-    "set_F": "set measures (no cutoff): not ours", "set_map": "set measures (no cutoff): not ours",
-    "set_relative_P": "set measures (no cutoff): not ours",
 }
 
 
 def our_measure(name: str) -> Measure | None:
-    """Our measure for a trec_eval printed name, or None when we do not compute it."""
-    if name == "map":
-        return parse_measure("AP")
-    if name == "recip_rank":
-        return parse_measure("RR")
-    if name == "ndcg":
-        return parse_measure("nDCG")
-    m = re.fullmatch(r"(map_cut|P|recall|ndcg_cut|success)_([0-9]+)", name)
-    if m:
-        family = {"map_cut": "AP", "P": "P", "recall": "R", "ndcg_cut": "nDCG", "success": "Success"}[m[1]]
-        return parse_measure(f"{family}@{m[2]}")
-    m = re.fullmatch(r"ndcg_((?:[0-9]+=[0-9.]+,?)+)", name)
-    if m:
-        gains = ",".join(f"{g}:{v}" for g, v in (p.split("=") for p in m[1].split(",")))
-        return parse_measure(f"nDCG(gains={{{gains}}})")
+    """Our measure for a trec_eval printed name, found through the families' own trec_eval declarations.
+
+    ``P_10`` is the ``-m P.10`` of the family declaring ``P``, ``set_F_0.5``
+    the ``-m set_F.0.5`` of the one declaring ``set_F``: the measure whose
+    spelling prints exactly ``name``, or None when no family prints it.
+    """
+    for family in FAMILIES.values():
+        forms = trec_eval_form(family)
+        for form in [] if isinstance(forms, str) else forms:
+            if name == form.name:
+                text = None
+            elif name.startswith(form.name + "_"):
+                text = name[len(form.name) + 1:]
+            else:
+                continue
+            try:
+                candidates = form.to_measures(text)
+            except (ValueError, InvalidInput):  # ndcg_cut_10 is not a gain map of ndcg
+                continue
+            for m in candidates:
+                if form.spell(m) == (text, name):
+                    return m
     return None
 
 
@@ -196,5 +198,6 @@ def test_coverage_of_the_compared_files(shared_data):
             if m is not None:
                 families.add(m.family + ("@k" if m.cutoff else "") + ("(gains)" if m.gains else ""))
                 values += len(rows)
-    assert families == {"AP", "AP@k", "P@k", "R@k", "RR", "nDCG", "nDCG@k", "Success@k", "nDCG(gains)"}
+    assert families >= {"AP", "AP@k", "P@k", "R@k", "RR", "nDCG", "nDCG@k", "Success@k", "nDCG(gains)",
+                        "SetP", "SetRelP", "SetR", "SetAP", "SetF", "binG", "G", "nDCG_rel", "RnDCG", "Utility", "infAP"}
     assert values >= 500

@@ -69,6 +69,8 @@ GOLDEN_S4 = "tests/integration/test_golden.py::test_golden_case[S4:linear gain i
 GOLDEN_S4_REL = "tests/integration/test_golden.py::test_golden_case[S4:the relevance threshold does not change nDCG (trec]"
 FIRST_OCCURRENCE = r'pl\.struct\("query_id", "doc_id"\)\.is_first_distinct\(\)'
 
+SET_BY_HAND = "tests/test_trec_eval_families.py::test_set_measures_by_hand"
+
 MUTANTS = [
     # which queries a measure is defined on: also require a non-empty ranking (a missing query leaves the mean)
     Mutant("drop missing queries from the denominator",
@@ -127,6 +129,69 @@ MUTANTS = [
            r"np\.bincount\(\w+\[(?P<gain>\w+) > 0\], minlength=(?P<r>\w+)\.n_queries\) > 0",
            r"\g<r>.relevant_count(ctx.rel) > 0",
            "tests/test_scorer_rules.py::test_ndcg_is_null_only_without_a_positive_gain_whatever_the_threshold"),
+    # trec_eval's set measures (m_set_*.c): the whole ranking, each with its own denominator
+    Mutant("SetP divided by the relevant count",
+           r"of_ratio\(rel_ret, r\.retrieved\)",
+           "of_ratio(rel_ret, r.relevant_count(ctx.rel))",
+           SET_BY_HAND, where=("trec_bridge/measures/set_p.py",)),
+    Mutant("SetRelP divided by the larger of retrieved and relevant",
+           r"np\.minimum\(r\.retrieved, r\.relevant_count\(ctx\.rel\)\)",
+           "np.maximum(r.retrieved, r.relevant_count(ctx.rel))",
+           SET_BY_HAND, where=("trec_bridge/measures/set_rel_p.py",)),
+    Mutant("SetR at threshold 1 whatever rel says",
+           r"relevant_rows\(ctx\.rel, None\)",
+           "relevant_rows(1, None)",
+           "tests/test_trec_eval_families.py::test_set_measures_at_another_threshold",
+           where=("trec_bridge/measures/set_recall.py",)),
+    Mutant("SetAP without the square",
+           r"of_ratio\(rel_ret \* rel_ret,",
+           "of_ratio(rel_ret,",
+           SET_BY_HAND, where=("trec_bridge/measures/set_ap.py",)),
+    Mutant("SetF's beta squared (van Rijsbergen's F_beta, not trec_eval's x)",
+           r"p, q = beta\.numerator, beta\.denominator",
+           "p, q = beta.numerator ** 2, beta.denominator ** 2",
+           "tests/test_trec_eval_families.py::test_set_f_beta_is_trec_eval_x_not_squared",
+           where=("trec_bridge/measures/set_f.py",)),
+    # trec_eval's gain-level families (m_binG.c, m_G.c, m_ndcg_rel.c, m_Rndcg.c)
+    Mutant("binG discounted by the rank, not by the non-relevant above",
+           r"above = r\.rank\[rows\] - kth",
+           "above = r.rank[rows] - 1",
+           "tests/test_trec_eval_families.py::test_bin_g_by_hand", where=("trec_bridge/measures/bin_g.py",)),
+    Mutant("G's ideal costs its gain, without the floor of 1 per rank",
+           r"cost = r\.rank \+ prefix_at\(iq, ipos, np\.maximum\(igain - 1\.0, 0\.0\),",
+           "cost = prefix_at(iq, ipos, igain,",
+           "tests/test_trec_eval_families.py::test_g_by_hand", where=("trec_bridge/measures/g.py",)),
+    Mutant("ndcg_rel forgets the relevant documents not retrieved",
+           r"sums \+= unretrieved \* whole",
+           "sums += 0 * whole",
+           "tests/test_trec_eval_families.py::test_ndcg_rel_by_hand", where=("trec_bridge/measures/ndcg_rel.py",)),
+    Mutant("Rndcg adds the whole ranking one past the ideal",
+           r"r\.retrieved >= n_ideal \+ 2",
+           "r.retrieved >= n_ideal + 1",
+           "tests/test_trec_eval_families.py::test_rndcg_adds_the_whole_ranking_only_two_past_the_ideal",
+           where=("trec_bridge/measures/rndcg.py",)),
+    Mutant("Rndcg's R-levels at every ideal position, not where the gain drops",
+           r"\(ipos > 1\) & \(igain != np\.r_\[np\.nan, igain\[:-1\]\]\)",
+           "ipos > 1",
+           "tests/test_trec_eval_families.py::test_rndcg_by_hand", where=("trec_bridge/measures/rndcg.py",)),
+    # trec_eval's utility (m_utility.c): the contingency cells and a query without a ranking
+    Mutant("utility's non-relevant cell counts every retrieved document",
+           r"r\.retrieved - rel_ret, ",
+           "r.retrieved, ",
+           "tests/test_trec_eval_families.py::test_utility_by_hand", where=("trec_bridge/measures/utility.py",)),
+    Mutant("utility scores a missing query's relevant documents",
+           r"num = np\.where\(ranked, (?P<sum>.+), 0\)",
+           r"num = np.where(True, \g<sum>, 0)",
+           "tests/test_trec_eval_families.py::test_utility_by_hand", where=("trec_bridge/measures/utility.py",)),
+    # infAP (m_infap.c): a negative grade is pooled but unjudged, an absent judgment outside the pool
+    Mutant("infAP without the pooled-but-unjudged documents above",
+           r"pooled_share = \(earlier \+ nonrel \+ unjudged\) / rank",
+           "pooled_share = (earlier + nonrel) / rank",
+           "tests/test_trec_eval_families.py::test_infap_by_hand", where=("trec_bridge/measures/infap.py",)),
+    Mutant("infAP takes a negative grade for a judged non-relevant document",
+           r"_count_above\(r, \(r\.grade >= 0\) & ~relevant\)",
+           "_count_above(r, ~relevant)",
+           "tests/test_trec_eval_families.py::test_infap_by_hand", where=("trec_bridge/measures/infap.py",)),
 ]
 
 

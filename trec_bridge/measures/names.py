@@ -52,15 +52,20 @@ def suggest(name: str, rest: str = "", n: int = 3) -> list[str]:
         base = resolve(stem["base"])
         if base is not None:
             return [f"{stem['base'] if stem['base'] in spellings() else base}@{stem['k']}"]
-        return [f"{s}@{stem['k']}" for s in _close(stem["base"], n)] or [s for s in _close(name, n)]
-    return [s + rest for s in _close(name, n)]
+        return [f"{s}@{stem['k']}" for s in _close(stem["base"], n, True)] or [s for s in _close(name, n)]
+    return [s + rest for s in _close(name, n, "@" in rest)]
 
 
-def _close(name: str, n: int) -> list[str]:
-    """Known spellings near ``name`` in any letter case, nearest first, one per family."""
+def _close(name: str, n: int, with_cutoff: bool = False) -> list[str]:
+    """Known spellings near ``name`` in any letter case, nearest first, one per family.
+
+    ``with_cutoff``: only families that take one, since the guess keeps the
+    cutoff typed (``Recal@100`` is ``Recall@100``, never ``SetRelP@100``).
+    """
     by_fold, table = _by_fold(), spellings()
     out: dict[str, str] = {}
-    for fold in difflib.get_close_matches(name.casefold(), list(by_fold), n=2 * n, cutoff=0.5):
+    for fold in difflib.get_close_matches(name.casefold(), list(by_fold), n=4 * n, cutoff=0.5):
         spelling = by_fold[fold][0]
-        out.setdefault(table[spelling], spelling)
+        if not with_cutoff or FAMILIES[table[spelling]].takes_cutoff:
+            out.setdefault(table[spelling], spelling)
     return list(out.values())[:n]

@@ -15,8 +15,8 @@ import numpy as np
 from ..errors import InvalidInput
 from ..integers import INT64_MAX, INT64_MIN, in_range
 from ..messages import quote
-from .base import Family, Measure, MeasureContext, Ranking, Values, check_finite, register
-from .trec_names import TrecEvalName, atol, cutoff_name
+from .base import Family, MeasureContext, Ranking, Values, check_finite, register
+from .trec_names import cutoff_name, gain_map_name
 
 
 def ndcg(r: Ranking, m, ctx) -> Values:
@@ -115,38 +115,10 @@ def one_gain(params: dict, token: str) -> None:
 NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whatever the relevance threshold, as in "
           "trec_eval and ir_measures; to give low grades no gain, map them: nDCG(gains={{1:0}})")
 
-def _ndcg_gains(text: str | None) -> list[Measure]:
-    """trec_eval's ``-m ndcg.1=3,2=9,4=4.5``: the gain of each listed grade (m_ndcg.c; unlisted grades keep their
-    value, as ``gains=`` does); no parameters: plain nDCG."""
-    if text is None:
-        return [Measure("nDCG")]
-    pairs = {}
-    for item in text.split(","):
-        grade, sep, gain = item.partition("=")
-        if not sep:
-            raise ValueError(f"{item!r} is not grade=gain")
-        pairs[atol(grade)] = float(gain)
-    token = f"ndcg.{text}"
-    return [Measure("nDCG", gains=read_gains(pairs, token))]
-
-
-def _ndcg_spelled(m: Measure) -> tuple[str | None, str] | None:
-    if m.family != "nDCG" or m.cutoff is not None:
-        return None
-    if m.gains is None:
-        return None, "ndcg"
-    spec = ",".join(f"{g}={_number(v)}" for g, v in m.gains)
-    return spec, f"ndcg_{spec}"
-
-
-def _number(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
 register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
                 defined=has_positive_gain, context=context,
-                tool_names={"trec_eval": [TrecEvalName("ndcg", _ndcg_gains, _ndcg_spelled), cutoff_name("nDCG", "ndcg_cut")],
+                tool_names={"trec_eval": [gain_map_name("nDCG", "ndcg"), cutoff_name("nDCG", "ndcg_cut")],
                             "ir_measures": "nDCG"},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
                 refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains},

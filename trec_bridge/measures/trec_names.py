@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .base import Measure
+from .base import Measure, _num
 
 # trec_eval 9.0.4's default cutoff list for its cutoff measures (P, recall, ndcg_cut, map_cut, relative_P, ...)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -102,4 +102,34 @@ def cutoff_name(family: str, name: str, defaults: tuple[int, ...] = DEFAULT_CUTO
         if m.family != family or m.cutoff is None:
             return None
         return str(m.cutoff), f"{name}_{m.cutoff}"
+    return TrecEvalName(name, to_measures, spell)
+
+
+def gain_map_name(family: str, name: str) -> TrecEvalName:
+    """``-m name`` (the grade as gain) or ``-m name.1=0,2=1`` (trec_eval's rel_level=gain list, our ``gains=``).
+
+    For the families whose parameter is a gain map (ndcg, G, ndcg_rel, Rndcg),
+    printed ``name_1=0,2=1``.  Only grades >= 0 can be given a gain in
+    trec_eval's list; ``gain=exp`` is spelled as the plain name, since its map
+    depends on the judged grades (the trec_eval adapter adds it).
+    """
+    def to_measures(text: str | None) -> list:
+        """Each ``grade=gain`` of the list, the grade read as C's atol reads it (m_ndcg.c); unlisted grades keep
+        their value, as ``gains=`` does."""
+        if text is None:
+            return [Measure(family)]
+        gains: dict[int, float] = {}
+        for item in text.split(","):
+            grade, sep, gain = item.partition("=")
+            value = float(gain) if sep else None  # float() raises ValueError on a bad gain
+            if value is None or value != value or abs(value) == float("inf"):
+                raise ValueError(f"{item!r} in {name}.{text} is not grade=gain with a finite gain")
+            gains[atol(grade)] = value
+        return [Measure(family, gains=tuple(sorted(gains.items())))]
+
+    def spell(m):
+        if m.family != family or m.cutoff is not None:
+            return None
+        spec = ",".join(f"{g}={_num(v)}" for g, v in (m.gains or ()) if g >= 0)
+        return (spec, f"{name}_{spec}") if spec else (None, name)
     return TrecEvalName(name, to_measures, spell)

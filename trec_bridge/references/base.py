@@ -349,6 +349,20 @@ def trec_eval_name(measure: Measure) -> tuple[str, str | None, str] | str:
     return f"no trec_eval measure for {measure}"
 
 
+def own_parameter(measure: Measure) -> str | None:
+    """The measure's trec_eval parameter when it is not a cutoff (set_F's β, utility's coefficients, a gain map).
+
+    trec_eval 9.0.4 takes one such parameter per ``-m`` name and call (a
+    second ``-m set_F.2`` is ignored), and pytrec_eval reports the value
+    under the bare name (``set_F.0.5`` comes back as ``set_F``); a cutoff
+    (``P.5`` -> ``P_5``) has neither limit.
+    """
+    named = trec_eval_name(measure)
+    if isinstance(named, str) or named[1] is None or named[1] == str(measure.cutoff):
+        return None
+    return named[1]
+
+
 def ignores_cutoff(measure: Measure) -> bool:
     """trec_eval computes ``measure`` without its cutoff (it has no such parameter)."""
     named = trec_eval_name(measure)

@@ -49,6 +49,10 @@ class IrMeasures(PythonReference):
         elif rel != 1:
             kwargs["rel"] = rel
         base = getattr(irm, name)
+        unknown = [key for key, _ in measure.extra if key not in getattr(base, "SUPPORTED_PARAMS", {})]
+        if unknown:
+            return f"ir_measures' {name} has no parameter {unknown[0]}"
+        kwargs.update(measure.extra)  # a family's own parameters carry ir_measures' names (SetF's beta)
         obj = base(**kwargs) if kwargs else base
         return obj @ measure.cutoff if measure.cutoff is not None else obj
 

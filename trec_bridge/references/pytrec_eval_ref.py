@@ -21,8 +21,8 @@ from ..policy import PYTREC_EVAL
 from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, ignores_cutoff,
-                   qrels_dict, refuse_unholdable, run_dict, scored_frame, takes_threshold, trec_eval_name,
-                   trec_eval_reason, unavailable)
+                   own_parameter, qrels_dict, refuse_unholdable, run_dict, scored_frame, takes_threshold,
+                   trec_eval_name, trec_eval_reason, unavailable)
 from .registry import Tool, register
 
 
@@ -36,10 +36,10 @@ class PytrecEval(PythonReference):
         if reason:
             return reason
         if measure.gain == "exp" or measure.gains is not None:  # nDCG's gain parameters
-            return "pytrec_eval accepts only numeric measure parameters: no custom nDCG gains (ndcg.1=...)"
+            return "pytrec_eval accepts only numeric measure parameters: no custom gains (ndcg.1=..., G.1=...)"
         if rel < 1 and takes_threshold(measure):
             return f"pytrec_eval rejects relevance_level {rel} (must be >= 1)"
-        return None
+        return parameter_list_reason(measure)
 
     def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
                  options: Options) -> Callable[[], ReferenceResult]:
@@ -58,15 +58,18 @@ class PytrecEval(PythonReference):
         if crash:
             raise unavailable(f"pytrec_eval cannot evaluate query {quote(crash[0])}: all its judgments are negative, on which "
                               "trec_eval's C code (form_res_rels.c) exits, crashes or loops")
-        by_level: dict[int, list[tuple[Measure, str, str, str]]] = {}
+        by_level: dict[tuple[int, str | None], list[tuple[Measure, str, str, str]]] = {}
         for m, level in selected:
             base, param, out_name = trec_eval_name(m)
             if not takes_threshold(m):
                 level = rel if rel >= 1 else 1  # relevance_level does not affect ndcg; avoid an extra evaluator
             arg = base + (f".{param}" if param is not None else "")
             served = f"{out_name} (cutoff ignored)" if ignores_cutoff(m) else out_name
-            by_level.setdefault(level, []).append((m, arg, out_name, served))
-        for level, items in by_level.items():
+            slot = None
+            if own_parameter(m) is not None:  # reported under its bare name, first one only: one per evaluator
+                slot, out_name = arg, base
+            by_level.setdefault((level, slot), []).append((m, arg, out_name, served))
+        for (level, _), items in by_level.items():
             args = sorted({arg for _, arg, _, _ in items})
             result.command.append(f"pytrec_eval.RelevanceEvaluator(qrels, {args}, relevance_level={level}).evaluate(run)")
         return lambda: _evaluate(pte, qd, rd, by_level, result)
@@ -75,9 +78,19 @@ class PytrecEval(PythonReference):
 
 register(Tool("pytrec_eval", PytrecEval, PYTREC_EVAL))  # its float32 ordering: trec_eval's reason
 
+
+def parameter_list_reason(measure: Measure) -> str | None:
+    """pytrec_eval splits a measure string at its commas, so a parameter list with one cannot reach its C code."""
+    param = own_parameter(measure)
+    if param is None or "," not in param:
+        return None
+    base = trec_eval_name(measure)[0]
+    return (f"pytrec_eval splits measure strings at commas: {base}.{param} reaches trec_eval's code as "
+            f"{base}.{param.split(',')[0]} (a wrong parameter list, 0 or an abort)")
+
 def _evaluate(pte, qd: dict, rd: dict, by_level: dict, result: ReferenceResult) -> ReferenceResult:
     """The tool calls only (no polars: this may run in a forked child, references/isolate.py)."""
-    for level, items in by_level.items():
+    for (level, _), items in by_level.items():
         args = sorted({arg for _, arg, _, _ in items})
         try:
             evaluated = pte.RelevanceEvaluator(qd, args, relevance_level=level).evaluate(rd)

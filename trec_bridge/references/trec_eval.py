@@ -25,9 +25,9 @@ from ..measures.base import Measure
 from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
 from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
-from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, fmt_number, gain_map,
-                   ignores_cutoff, negative_gain_reason, refuse_unholdable, scored_frame, takes_threshold,
-                   trec_eval_name, trec_eval_reason, unavailable)
+from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, effective_rel, fmt_number,
+                   gain_map, ignores_cutoff, negative_gain_reason, own_parameter, refuse_unholdable, scored_frame,
+                   takes_threshold, trec_eval_name, trec_eval_reason, unavailable)
 from .registry import Tool, register
 from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
@@ -106,6 +106,8 @@ class TrecEval(Reference):
                 # trec_eval compares every gain in play, unlisted grades included (their gain is the grade)
                 grades = qrels.frame.get_column("grade").unique().drop_nulls().to_list()
                 reason = _gains_reason({**{int(g): float(g) for g in grades if g >= 0}, **mapping})
+                if reason is None and measure.family == "RnDCG":
+                    reason = _rndcg_nan_reason(qrels, mapping, effective_rel(measure, rel))
         return reason
 
     def evaluate(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
@@ -158,7 +160,7 @@ class TrecEval(Reference):
             raise
 
     def _plan(self, selected, qrels: Qrels, options: Options, result: ReferenceResult) -> dict:
-        """Group measures into calls: one per (rel, -M, custom nDCG gains); one -m per family inside a call.
+        """Group measures into calls: one per (rel, -M, own parameter: a gain map, set_F's β, ...); one -m per family.
 
         nDCG ignores -l, so it simply rides along in the call of its rel.
         """
@@ -177,9 +179,11 @@ class TrecEval(Reference):
                     spec = ",".join(f"{g}={fmt_number(v)}" for g, v in sorted(mapping.items()) if g >= 0)
                     if spec:  # an empty map (no grade >= 0 to remap) is plain ndcg
                         gains = param = spec
-                        out_name = served = f"ndcg_{spec}"
+                        out_name = served = f"{base}_{spec}"
                     else:
                         param, out_name, served = None, base, base
+            if gains is None and own_parameter(m) is not None:  # one such parameter per -m name and call
+                gains = f"{base}.{param}"
             call = calls.setdefault((level, max_docs, gains), {"families": {}, "wanted": []})
             params = call["families"].setdefault(base, [])
             if param is not None and param not in params:
@@ -305,6 +309,20 @@ def _gains_reason(mapping: dict[int, float]) -> str | None:
         return "a gain that trec_eval's float parameters cannot hold exactly"
     if any(0 < b - a < 1 for a, b in zip(values, values[1:])):
         return "gains closer than 1: trec_eval 9.0.4 sorts gains by (int)(g1 - g2) (m_ndcg.c comp_rel_gain)"
+    return None
+
+
+def _rndcg_nan_reason(qrels: Qrels, mapping: dict[int, float], rel: int) -> str | None:
+    """trec_eval 9.0.4's Rndcg is 0/0, printed nan, for a query with a relevant document but no positive gain."""
+    f = qrels.frame
+    grade = f.get_column("grade")
+    gain = grade.cast(pl.Float64).replace_strict(list(mapping), list(mapping.values()), default=grade.cast(pl.Float64))
+    per_query = f.with_columns(gain=gain).group_by("query_id").agg(
+        relevant=(pl.col("grade") >= max(rel, 0)).any(), gained=((pl.col("gain") > 0) & (pl.col("grade") >= 0)).any())
+    bad = per_query.filter(pl.col("relevant") & ~pl.col("gained")).get_column("query_id").sort().to_list()
+    if bad:
+        return (f"query {bad[0]!r} has a relevant document but no positive gain under this map, where trec_eval 9.0.4's "
+                "Rndcg divides 0 by 0 and prints nan (m_Rndcg.c)")
     return None
 
 
