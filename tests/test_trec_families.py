@@ -153,3 +153,83 @@ def test_gm_bpref():
     # bpref: q1 1/3, q2 0 (floored), q4 0 (floored); q3 null
     assert exact_per_query("GMBpref") == {"q1": Fraction(1, 3), "q2": 0, "q3": None, "q4": 0}
     assert mean("GMBpref") == pytest.approx(math.exp((math.log(1 / 3) + 2 * math.log(1e-5)) / 3), rel=1e-12)
+
+
+# ---------------------------------------------------------------- interpolated precision, 11pt_avg
+
+def test_iprec_at_trec_evals_levels():
+    # q1: R = 3, relevant retrieved a (k=1, rank 2: 1/2), c (k=2, rank 5: 2/5); best from k=1 on: 1/2, from k=2: 2/5.
+    # level r reaches the c-th relevant document, c = (long)(r * 3 + 0.9) in doubles:
+    #   0.0 -> 0 (best overall, 1/2); 0.3 -> (long)1.8 = 1 (1/2); 0.4 -> (long)2.1 = 2 (2/5);
+    #   0.7 -> 0.7 * 3 = 2.0999999999999996, + 0.9 = 2.9999999999999996 -> 2 (2/5, as trec_eval prints; 3 in exact
+    #   decimals would give 0); 0.8 -> (long)3.3 = 3 > 2 retrieved -> 0.
+    # q2: R = 1, y at rank 2: 1/2 at every level (1.0 -> (long)1.9 = 1).  q3 null.  q4 missing: 0.
+    for level, q1 in (("0.0", Fraction(1, 2)), ("0.3", Fraction(1, 2)), ("0.4", Fraction(2, 5)),
+                      ("0.7", Fraction(2, 5)), ("0.8", 0), ("1.0", 0)):
+        assert exact_per_query(f"IPrec@{level}") == {"q1": q1, "q2": Fraction(1, 2), "q3": None, "q4": 0}, level
+
+
+def test_iprec_interpolates_from_later_ranks():
+    # hits at ranks 2 and 3: precision 1/2 then 2/3; interpolated precision at the first hit is the later 2/3
+    qrels, run = {"q": {"a": 1, "b": 1}}, {"q": {"x": 3.0, "a": 2.0, "b": 1.0}}
+    assert exact_per_query("IPrec@0.5", qrels, run) == {"q": Fraction(2, 3)}  # c = (long)1.9 = 1
+    assert exact_per_query("IPrec@1.0", qrels, run) == {"q": Fraction(2, 3)}  # c = 2
+
+
+def test_iprec_levels_are_read_with_two_decimals():
+    assert str(parse_measures("IPrec@.5")[0]) == "IPrec@0.5"
+    for bad in ("IPrec@1.5", "IPrec@0.125", "IPrec@-0.1", "IPrec@x", "IPrec"):
+        with pytest.raises(InvalidInput) as err:
+            parse_measures(bad)
+        assert err.value.code == "E_CUTOFF", bad
+
+
+def test_avg_iprec_is_the_mean_of_eleven_levels():
+    # q1: levels 0.0-0.3 give 1/2 (4 levels), 0.4-0.7 give 2/5 (4), 0.8-1.0 give 0 (3): (2 + 8/5) / 11 = 18/55
+    # q2: 1/2 at all 11 levels
+    assert exact_per_query("AvgIPrec") == {"q1": Fraction(18, 55), "q2": Fraction(1, 2), "q3": None, "q4": 0}
+
+
+# ---------------------------------------------------------------- Rprec_mult, relative_P
+
+def test_rprec_mult():
+    # q1: R = 3.  m = 0.2: n = (long)1.5 = 1, top 1 = b: 0.  m = 0.6: (long)2.7 = 2, top 2 = b, a: 1/2.
+    #     m = 1.0: n = 3: a: 1/3.  m = 2.0: n = (long)6.9 = 6, longer than the ranking (5): a, c -> 2/6 (not padded).
+    # q2: R = 1.  m = 0.2: (long)1.1 = 1: x: 0.  m = 2.0: (long)2.9 = 2: y: 1/2.
+    assert exact_per_query("RprecMult@0.2") == {"q1": 0, "q2": 0, "q3": None, "q4": 0}
+    assert exact_per_query("RprecMult@0.6") == {"q1": Fraction(1, 2), "q2": 0, "q3": None, "q4": 0}
+    assert exact_per_query("RprecMult@1.0") == {"q1": Fraction(1, 3), "q2": 0, "q3": None, "q4": 0}
+    assert exact_per_query("RprecMult@2") == {"q1": Fraction(1, 3), "q2": Fraction(1, 2), "q3": None, "q4": 0}
+
+
+def test_relative_p():
+    # q1: R = 3.  @2: b, a -> 1 / min(2, 3) = 1/2.  @10: a, c -> 2 / min(10, 3) = 2/3.
+    # q2: R = 1.  @2: x, y -> 1 / min(2, 1) = 1.  @10: 1.
+    assert exact_per_query("RelativeP@2") == {"q1": Fraction(1, 2), "q2": 1, "q3": None, "q4": 0}
+    assert exact_per_query("RelativeP@10") == {"q1": Fraction(2, 3), "q2": 1, "q3": None, "q4": 0}
+
+
+def test_trec_eval_names_are_declared_by_the_families():
+    from trec_bridge.measures.base import FAMILIES
+    from trec_bridge.references.base import trec_eval_name
+
+    printed = {str(m): trec_eval_name(m)[2] for m in parse_measures(
+        "NumQ NumRet NumRel NumRelRet NumNonRelJudgedRet Rprec Bpref GMAP GMBpref IPrec@0.5 IPrec@1 AvgIPrec "
+        "RprecMult@0.2 RprecMult@2 RelativeP@5")}
+    assert printed == {"NumQ": "num_q", "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+                       "NumNonRelJudgedRet": "num_nonrel_judged_ret", "Rprec": "Rprec", "Bpref": "bpref",
+                       "GMAP": "gm_map", "GMBpref": "gm_bpref", "IPrec@0.5": "iprec_at_recall_0.50",
+                       "IPrec@1.0": "iprec_at_recall_1.00", "AvgIPrec": "11pt_avg", "RprecMult@0.2": "Rprec_mult_0.20",
+                       "RprecMult@2.0": "Rprec_mult_2.00", "RelativeP@5": "relative_P_5"}
+    from trec_bridge.measures.trec_names import trec_eval_form
+    (iprec,) = trec_eval_form(FAMILIES["IPrec"])
+    assert [str(m) for m in iprec.to_measures(None)] == [f"IPrec@{i / 10}" for i in range(11)]  # -m iprec_at_recall
+    (mult,) = trec_eval_form(FAMILIES["RprecMult"])
+    assert [m.cutoff for m in mult.to_measures(None)] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+    assert [str(m) for m in mult.to_measures("5.0,0.35")] == ["RprecMult@5.0", "RprecMult@0.35"]
+    (rel_p,) = trec_eval_form(FAMILIES["RelativeP"])
+    assert [m.cutoff for m in rel_p.to_measures(None)] == [5, 10, 15, 20, 30, 100, 200, 500, 1000]
+    irm = {name: FAMILIES[name].native("ir_measures") for name in ("NumQ", "NumRet", "NumRel", "NumRelRet", "Rprec",
+                                                                   "Bpref", "IPrec", "GMAP", "AvgIPrec")}
+    assert irm == {"NumQ": "NumQ", "NumRet": "NumRet", "NumRel": "NumRel", "NumRelRet": "NumRelRet", "Rprec": "Rprec",
+                   "Bpref": "Bpref", "IPrec": "IPrec", "GMAP": None, "AvgIPrec": None}

@@ -271,7 +271,7 @@ def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Pol
 
     tool = get(policy.emulates)
     for m in measures:
-        reason = tool.refusal(m, dataset.threshold, dataset.qrels)
+        reason = tool.refusal_under(policy, m, dataset.threshold, dataset.qrels)
         if reason is not None:
             raise UsageError("E_POLICY_MEASURE", f"--policy {policy.name} prints {policy.emulates}'s numbers, and "
                              f"{policy.emulates} does not compute {m} so ({reason}); score it under the strict "
