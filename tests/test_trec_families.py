@@ -233,3 +233,14 @@ def test_trec_eval_names_are_declared_by_the_families():
                                                                    "Bpref", "IPrec", "GMAP", "AvgIPrec")}
     assert irm == {"NumQ": "NumQ", "NumRet": "NumRet", "NumRel": "NumRel", "NumRelRet": "NumRelRet", "Rprec": "Rprec",
                    "Bpref": "Bpref", "IPrec": "IPrec", "GMAP": None, "AvgIPrec": None}
+
+
+def test_crosscheck_table_prints_counts_as_integers(tmp_path, capsys):
+    from trec_bridge.cli.main import main
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
+    main(["crosscheck", str(qrels), str(run), "NumRel AP", "--against", "pytrec_eval"])
+    out = capsys.readouterr().out
+    # strict counts q2's relevant document (2), pytrec_eval only the ranked q1 (1): the query_set axis, 1
+    assert "\nNumRel                          2        1        1  yes  query_set 1\n" in out, out
