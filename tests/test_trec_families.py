@@ -182,6 +182,9 @@ def test_iprec_levels_are_read_with_two_decimals():
         with pytest.raises(InvalidInput) as err:
             parse_measures(bad)
         assert err.value.code == "E_CUTOFF", bad
+    with pytest.raises(InvalidInput) as err:
+        parse_measures("IPrec")
+    assert "e.g. IPrec@0.5" in err.value.message  # a recall level, not a rank
 
 
 def test_avg_iprec_is_the_mean_of_eleven_levels():
