@@ -24,6 +24,7 @@ SLOW_FILES = frozenset({
     "test_mutants.py",
     "test_walk.py",
     "test_crosscheck_hypothesis.py",
+    "test_trec_families_hypothesis.py",
     "test_real_runs.py",
     "test_memory.py",
     "test_trec_eval_suite.py",

@@ -44,7 +44,7 @@ def test_a_fold_shared_by_two_families_needs_its_exact_spelling(monkeypatch):
     with pytest.raises(InvalidInput) as err:
         parse_measures("rr@10")
     assert err.value.code == "E_MEASURE_UNKNOWN"
-    assert "did you mean RR@10 or R@10?" in err.value.message
+    assert "did you mean RR@10 or R@10" in err.value.message  # (then other close names, e.g. Rprec@10)
 
 
 @pytest.mark.parametrize("typed,kept,note", [
@@ -68,7 +68,8 @@ def test_an_unknown_name_gets_the_closest_spelling(typed, suggestion):
     with pytest.raises(InvalidInput) as err:
         parse_measures(f"R@5 {typed}")
     assert err.value.code == "E_MEASURE_UNKNOWN"
-    assert suggestion in err.value.message, err.value.message
+    # the closest spelling first (other close names of the trec_eval families, e.g. Rprec@100, may follow)
+    assert suggestion.rstrip("?") in err.value.message, err.value.message
 
 
 def test_a_bad_separator_is_named_not_taken_for_a_cutoff():

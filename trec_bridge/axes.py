@@ -28,6 +28,10 @@ AXES: tuple[Axis, ...] = (
     Axis("empty_rankings", "explicitly empty rankings",
          "an empty ranking is a record: the query ran and found nothing",
          {"invisible": "a TREC run file cannot hold an empty ranking, so the tool never sees the query"}),
+    Axis("missing_score", "what a query missing from the run scores",
+         "what an empty ranking scores: 0, except the counts that do not depend on the run (NumQ 1, NumRel the "
+         "query's relevant documents; trec_eval -c counts them so too)",
+         {"zero": "0 in every measure, NumQ and NumRel included (ir_measures fills a missing query with 0)"}),
     Axis("no_relevant", "queries with no relevant document",
          "null, and out of every mean",
          {"zero": "scored 0 and counted in the mean"}),
@@ -40,6 +44,10 @@ AXES: tuple[Axis, ...] = (
     Axis("rr_cutoff", "RR cutoff",
          "RR@k looks at the top k only",
          {"ignored": "recip_rank has no cutoff: the first relevant document anywhere in the ranking counts"}),
+    Axis("gm_per_query", "per-query value of a geometric-mean measure (GMAP, GMBpref)",
+         "the measure's own value (AP, bpref); the summary is exp of the mean of log(max(value, 1e-5))",
+         {"log": "log(max(value, 1e-5)) per query, as trec_eval's m_gm_map.c and m_gm_bpref.c keep it (pytrec_eval "
+                 "returns it; trec_eval prints only the summary, exp of their mean)"}),
     Axis("gain", "nDCG gain when the measure names none",
          "linear gain (the grade itself), as in trec_eval and ir_measures; 2^grade - 1 only by name (gain=exp)",
          {"exp": "exponential gain 2^grade - 1 for a plain nDCG"}),

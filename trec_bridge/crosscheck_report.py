@@ -27,12 +27,16 @@ def crosscheck_report(result, strict_report: dict) -> dict:
     }
 
 
-def _f(v) -> str:
+def _f(v, integer: bool = False) -> str:
+    """A value as the terminal shows it: 4 decimals, a count (NumRet, ...) as the integer it is."""
+    if integer and isinstance(v, float) and v.is_integer():
+        return str(int(v))
     return "null" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
 
 
 def render_text(result, per_query: bool) -> str:
     out = []
+    counts = {str(m) for m in result.strict.measures if m.integer}
     for t in result.tools:
         if not t.available:
             out.append(f"== {t.tool}: not available ({t.unavailable_reason})\n")
@@ -41,11 +45,12 @@ def render_text(result, per_query: bool) -> str:
         out.append(f"== {t.tool} {t.version} (emulated by policy {t.policy.name})")
         out.append(f"{'measure':<24} {'strict':>8} {'ref':>8} {'emulated':>8}  ok   strict - ref by axis")
         for name, agg in t.aggregates.items():
-            parts = ", ".join(f"{p['axis']} {_f(p['delta']) if p['delta'] is not None else _f(p.get('from')) + '->' + _f(p.get('to'))}"
+            n = name in counts
+            parts = ", ".join(f"{p['axis']} {_f(p['delta'], n) if p['delta'] is not None else _f(p.get('from'), n) + '->' + _f(p.get('to'), n)}"
                               for p in agg["parts"]) or "-"
             served = ref.served_by.get(name, "")
             label = f"{name}" + (f" [{served}]" if served and t.tool == "ir_measures" else "")
-            out.append(f"{label:<24} {_f(agg['strict']):>8} {_f(agg['reference']):>8} {_f(agg['emulation']):>8}  "
+            out.append(f"{label:<24} {_f(agg['strict'], n):>8} {_f(agg['reference'], n):>8} {_f(agg['emulation'], n):>8}  "
                        f"{'yes' if agg['agrees'] else 'NO '}  {parts}")
         for name, why in ref.unsupported.items():
             out.append(f"{name:<24} not compared: {why}")

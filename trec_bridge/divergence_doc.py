@@ -75,6 +75,10 @@ CASES: tuple[Case, ...] = (
     Case("empty_rankings", "an explicit empty ranking",
          "The run records that q2 ran and found nothing (possible in a JSON run, not in a TREC file).",
          (("q1", "a", 1), ("q2", "b", 1)), (("q1", _docs(("a", 1.0))), ("q2", ())), "AP P@1"),
+    Case("missing_score", "a count on a query missing from the run",
+         "q2 is judged (one relevant document) but the run has no ranking for it. It is still a query with one "
+         "relevant document; ir_measures scores it 0 in every measure.",
+         (("q1", "a", 1), ("q2", "b", 1)), (("q1", _docs(("a", 1.0))),), "NumQ NumRel"),
     Case("no_relevant", "a judged query with no relevant document",
          "q2 is judged, but only with grade 0.",
          (("q1", "a", 1), ("q2", "b", 0)), (("q1", _docs(("a", 1.0))), ("q2", _docs(("b", 1.0)))), "AP nDCG@5"),
@@ -91,6 +95,10 @@ CASES: tuple[Case, ...] = (
     Case("rr_cutoff", "RR with a cutoff",
          "The only relevant document is at rank 3.",
          (("q1", "z", 1),), (("q1", _docs(("x", 3.0), ("y", 2.0), ("z", 1.0))),), "RR@2"),
+    Case("gm_per_query", "a geometric-mean measure per query",
+         "q1's only relevant document is ranked second (AP 1/2); q2's is not retrieved (AP 0). trec_eval keeps "
+         "log(max(AP, 1e-5)) per query for gm_map; the summary, exp of the mean log, is the same either way.",
+         (("q1", "a", 1), ("q2", "b", 1)), (("q1", _docs(("x", 2.0), ("a", 1.0))), ("q2", _docs(("y", 1.0),))), "GMAP"),
     Case("gain", "nDCG gain",
          "Grades 1, 2, 3 ranked in increasing order. A plain nDCG has linear gain everywhere (the grade, as in "
          "trec_eval and ir_measures); exponential gain 2^grade - 1 is a measure of its own, asked for by name.",

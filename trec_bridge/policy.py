@@ -37,6 +37,9 @@ class Policy:
     # Which queries are averaged: the dataset's fixed set, the judged queries
     # (trec_eval -c, ir_measures), or judged queries the run also has (trec_eval 9).
     query_set: Literal["dataset", "judged", "run_and_judged"] = "dataset"
+    # A query the run has no ranking for: scored as an empty ranking (0, except NumQ's 1 and NumRel's relevant
+    # count, which do not depend on the run), or 0 in every measure (ir_measures fills missing queries with 0).
+    missing_score: Literal["empty_ranking", "zero"] = "empty_ranking"
     # A query with no relevant document: null and out of the mean, or 0 and counted.
     no_relevant: Literal["null", "zero"] = "null"
     # A run query outside the query set: invalid input, or silently ignored.
@@ -56,6 +59,9 @@ class Policy:
     ndcg_gain_floor: Literal["threshold", "positive"] = "positive"
     # RR@k: the cutoff honoured, or ignored (trec_eval's recip_rank has none).
     rr_cutoff: Literal["honoured", "ignored"] = "honoured"
+    # GMAP, GMBpref per query: the measure's own value, or log(max(value, 1e-5)) as trec_eval's C code keeps it
+    # (the geometric-mean summary is the same either way).
+    gm_per_query: Literal["value", "log"] = "value"
     # Per-measure exceptions: ir_measures routes RR@k and Judged to providers that sort differently.
     measure_orderings: tuple[tuple[str, bool, Ordering], ...] = field(default=())  # (family, has_cutoff, ordering)
     # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
@@ -110,6 +116,7 @@ TREC_EVAL = Policy(
     query_set="run_and_judged",
     empty_rankings="invisible",
     rr_cutoff="ignored",
+    gm_per_query="log",
     emulates="trec_eval",
     **_REFERENCE_COMMON,
 )
@@ -133,6 +140,7 @@ IR_MEASURES = Policy(
     description="ir_measures defaults: every judged query, missing = 0; pytrec_eval semantics except "
     "RR@k (msmarco provider) and Judged (judged provider), which sort float64 scores with ties by docno ascending",
     query_set="judged",
+    missing_score="zero",
     duplicates="last_wins",
     measure_orderings=(("RR", True, PYTHON_SORT_ORDER), ("Judged", True, PYTHON_SORT_ORDER),
                        ("Judged", False, PYTHON_SORT_ORDER)),

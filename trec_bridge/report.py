@@ -22,9 +22,15 @@ def fraction_text(f: Fraction | None) -> str | None:
     return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
 
 
+def shown(value: float | None, integer: bool) -> float | int | None:
+    """A value as reports show it: a count (NumRet, ...) as an integer, anything else as it is."""
+    return int(value) if integer and value is not None else value
+
+
 def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> dict:
     """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256}."""
     rows = result.queries
+    counts = {str(m) for m in result.measures if m.integer}
     no_answer = [q for q in rows if q.answerable is False]
     recorded = [q for q in rows if q.status in ("ranked", "empty")]
     report = {
@@ -62,7 +68,8 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
         "no_relevant_queries": result.no_relevant,
         "unjudged_queries": result.unjudged_queries,
         "means": {
-            name: {"value": mean.value, "exact": fraction_text(mean.exact), "eligible": mean.eligible}
+            name: {"value": shown(mean.value, name in counts), "exact": fraction_text(mean.exact),
+                   "eligible": mean.eligible}
             for name, mean in result.means.items()
         },
         "per_query": [
@@ -72,7 +79,7 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
                 **({"reason": q.reason} if q.reason is not None else {}),
                 "relevant": q.relevant,
                 "retrieved": q.retrieved,
-                "values": dict(q.values),
+                "values": {n: shown(v, n in counts) for n, v in q.values.items()},
                 "exact": {str(m): fraction_text(q.exact[str(m)]) for m in result.measures if m.rational},
             }
             for q in rows
@@ -91,8 +98,10 @@ def report_json(report: dict) -> str:
     return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _fmt(value: float | None) -> str:
-    return "null" if value is None else f"{value:.4f}"
+def _fmt(value: float | None, integer: bool = False) -> str:
+    if value is None:
+        return "null"
+    return str(int(value)) if integer else f"{value:.4f}"
 
 
 def render_table(result: ScoreResult, per_query: bool = False) -> str:
@@ -100,11 +109,12 @@ def render_table(result: ScoreResult, per_query: bool = False) -> str:
     lines = []
     width = max([len(str(m)) for m in result.measures] + [7])
     lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<14} eligible")
+    counts = {str(m) for m in result.measures if m.integer}
     for name, mean in result.means.items():
         exact = fraction_text(mean.exact) or ""
         if len(exact) > 14:
             exact = exact[:11] + "..."
-        lines.append(f"{name:<{width}}  {_fmt(mean.value):>8}  {exact:<14} {mean.eligible}")
+        lines.append(f"{name:<{width}}  {_fmt(mean.value, name in counts):>8}  {exact:<14} {mean.eligible}")
     t = result
     lines.append("")
     lines.append(f"queries: {len(t.queries)} in the set ({t.query_source}"
@@ -126,7 +136,7 @@ def render_table(result: ScoreResult, per_query: bool = False) -> str:
         names = [str(m) for m in result.measures]
         lines.append("\t".join(["query", "status"] + names))
         for q in result.queries:
-            lines.append("\t".join([q.query_id, q.status] + [_fmt(q.values[n]) for n in names]))
+            lines.append("\t".join([q.query_id, q.status] + [_fmt(q.values[n], n in counts) for n in names]))
     return "\n".join(lines) + "\n"
 
 

@@ -26,7 +26,7 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, Measure, MeasureOverflow, Ranking, Values
+from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, Ranking, Values
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
@@ -271,7 +271,7 @@ def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Pol
 
     tool = get(policy.emulates)
     for m in measures:
-        reason = tool.refusal(m, dataset.threshold, dataset.qrels)
+        reason = tool.refusal_under(policy, m, dataset.threshold, dataset.qrels)
         if reason is not None:
             raise UsageError("E_POLICY_MEASURE", f"--policy {policy.name} prints {policy.emulates}'s numbers, and "
                              f"{policy.emulates} does not compute {m} so ({reason}); score it under the strict "
@@ -298,7 +298,8 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids)
+    missing = statuses.codes == STATUSES.index("missing") if policy.missing_score == "zero" else None
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
@@ -324,8 +325,9 @@ def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, 
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
-                    index_ids: list[str]) -> dict[str, "_MeasureValues"]:
-    """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule)."""
+                    index_ids: list[str], zeroed: np.ndarray | None = None) -> dict[str, "_MeasureValues"]:
+    """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule);
+    ``zeroed`` (a mask, under ``missing_score="zero"``): queries that score 0 whatever the kernel says."""
     per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
         ranking = rankings[policy.ordering_for(m)]
@@ -336,6 +338,8 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
             values = family.kernel(ranking, effective, ctx)
         except MeasureOverflow as exc:
             raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
+        if zeroed is not None and zeroed.any():
+            values = values.zeroed(zeroed)
         counted = family.defined(ranking, effective, ctx)
         if policy.no_relevant != "null":
             counted = np.ones(len(index_ids), dtype=bool)
@@ -379,7 +383,6 @@ def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset
     return [q for q in judged if q in in_run]
 
 
-GMEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: a zero value would make the geometric mean 0
 STATUSES = ("failed", "ranked", "empty", "missing")  # the first that applies names a query's status
 
 
@@ -485,8 +488,9 @@ class _MeasureValues:
                 exact = self.values.terms.total(self.counted)
                 return MeanResult(float(exact), exact, eligible)
             return MeanResult(float(np.sum(counted)), None, eligible)
-        if self.aggregate == "gmean":
-            return MeanResult(float(np.exp(np.mean(np.log(np.maximum(counted, GMEAN_FLOOR))))), None, eligible)
+        if self.aggregate == "gmean":  # values already logged (trec_eval's per-query form) or the measure's own
+            logs = counted if self.values.logged else np.log(np.maximum(counted, GMEAN_FLOOR))
+            return MeanResult(float(np.exp(np.mean(logs))), None, eligible)
         raise ValueError(f"unknown aggregate {self.aggregate!r}")
 
 

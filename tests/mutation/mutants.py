@@ -71,6 +71,7 @@ FIRST_OCCURRENCE = r'pl\.struct\("query_id", "doc_id"\)\.is_first_distinct\(\)'
 
 SET_BY_HAND = "tests/test_trec_eval_families.py::test_set_measures_by_hand"
 
+FAMILIES_TEST = "tests/test_trec_families.py::"
 MUTANTS = [
     # which queries a measure is defined on: also require a non-empty ranking (a missing query leaves the mean)
     Mutant("drop missing queries from the denominator",
@@ -192,6 +193,66 @@ MUTANTS = [
            r"_count_above\(r, \(r\.grade >= 0\) & ~relevant\)",
            "_count_above(r, ~relevant)",
            "tests/test_trec_eval_families.py::test_infap_by_hand", where=("trec_bridge/measures/infap.py",)),
+    # --- the trec_eval families of issue 17 §1 (tests/test_trec_families.py works each figure by hand)
+    # counts are never null: a query without relevant documents still has its num_ret
+    Mutant("counts null without a relevant document",
+           r"return np\.ones\(r\.n_queries, dtype=bool\)",
+           "return r.relevant_count(ctx.rel) > 0",
+           FAMILIES_TEST + "test_counts_per_query_and_summed", where=("trec_bridge/measures/base.py",)),
+    # a negative grade is unjudged, not judged non-relevant (trec_eval's RELVALUE_UNJUDGED)
+    Mutant("num_nonrel_judged_ret counts negative grades",
+           r"\(r\.grade >= 0\) & (\(r\.grade < ctx\.rel\))",
+           r"\1",
+           FAMILIES_TEST + "test_counts_per_query_and_summed",
+           where=("trec_bridge/measures/num_nonrel_judged_ret.py",)),
+    # ir_measures fills a query missing from the run with 0, counts included
+    Mutant("ir_measures' missing query keeps its counts",
+           r"values = values\.zeroed\(zeroed\)",
+           "values = values",
+           FAMILIES_TEST + "test_counts_under_the_tools_query_sets"),
+    # Rprec divides by R even when the ranking is shorter
+    Mutant("Rprec divides by the ranking's length when shorter than R",
+           r"Values\.of_ratio\((?P<num>r\.relevant_in_top\(ctx\.rel, n_rel\)), n_rel\)",
+           r"Values.of_ratio(\g<num>, n_rel.clip(max=r.retrieved))",
+           FAMILIES_TEST + "test_rprec"),
+    # bpref: min(n, R) non-relevant documents above a relevant one count
+    Mutant("bpref without min(n, R)",
+           r"np\.minimum\(before, big_r\)",
+           "before",
+           FAMILIES_TEST + "test_bpref"),
+    Mutant("bpref counts negative grades as judged non-relevant",
+           r"\(\(r\.grade >= 0\) & (\(r\.grade < rel\))\)",
+           r"\1",
+           FAMILIES_TEST + "test_bpref", where=("trec_bridge/measures/bpref.py",)),
+    # the geometric mean floors each value at 1e-5 (trec_eval's MIN_GEO_MEAN)
+    Mutant("geometric mean of value + 1e-5 instead of max(value, 1e-5)",
+           r"np\.log\(np\.maximum\(counted, GMEAN_FLOOR\)\)",
+           "np.log(counted + GMEAN_FLOOR)",
+           FAMILIES_TEST + "test_gmap_per_query_and_geometric_summary"),
+    # a recall level reaches the (long)(r * R + 0.9)-th relevant document, as trec_eval 9 computes it
+    Mutant("recall level rounded instead of trec_eval's + 0.9",
+           r"np\.trunc\((?P<x>levels \* n_rel\.astype\(np\.float64\)) \+ 0\.9\)",
+           r"np.round(\g<x>)",
+           FAMILIES_TEST + "test_iprec_at_trec_evals_levels"),
+    # interpolated precision is the best precision at or after the point
+    Mutant("precision at the point, not interpolated",
+           r"np\.maximum\.accumulate\(\(code \+ shift\)\[::-1\]\)\[::-1\]",
+           "(code + shift)",
+           FAMILIES_TEST + "test_iprec_interpolates_from_later_ranks"),
+    Mutant("11pt_avg over 10 levels",
+           r"\* len\(levels\)$",
+           "* (len(levels) - 1)",
+           FAMILIES_TEST + "test_avg_iprec_is_the_mean_of_eleven_levels", where=("trec_bridge/measures/iprec_avg.py",)),
+    # Rprec_mult divides by its rank n, even past the end of the ranking
+    Mutant("Rprec_mult divides by the ranking's length",
+           r"Values\.of_ratio\((?P<num>r\.relevant_in_top\(ctx\.rel, n\)), n\)",
+           r"Values.of_ratio(\g<num>, n.clip(max=r.retrieved))",
+           FAMILIES_TEST + "test_rprec_mult"),
+    # relative_P divides by min(k, R)
+    Mutant("relative_P divides by k",
+           r"np\.minimum\(r\.relevant_count\(ctx\.rel\), m\.cutoff\)",
+           "np.full(r.n_queries, m.cutoff)",
+           FAMILIES_TEST + "test_relative_p"),
 ]
 
 

@@ -50,6 +50,11 @@ class Measure:
     def rational(self) -> bool:
         return FAMILIES[self.family].rational
 
+    @property
+    def integer(self) -> bool:
+        """Its values are whole counts (NumRet, ...), printed as integers."""
+        return FAMILIES[self.family].integer
+
 
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
@@ -128,6 +133,18 @@ class Ranking:
         mask = (self.qrels_grade >= rel) & (self.qrels_grade >= 0)
         return np.bincount(self.qrels_query[mask], minlength=self.n_queries).astype(np.int64)
 
+    def hits(self, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query, k, rank) of each relevant ranked row: the k-th relevant document of ``query`` is at ``rank``."""
+        rows = np.flatnonzero(self.relevant_rows(rel, None))
+        query = self.row_query[rows]
+        k = np.arange(1, len(rows) + 1) - np.searchsorted(query, query, side="left")
+        return query, k.astype(np.int64), self.rank[rows]
+
+    def relevant_in_top(self, rel: int, n: np.ndarray) -> np.ndarray:
+        """Relevant documents per query within the top ``n[q]`` of query q (a per-query cutoff such as R)."""
+        mask = self.relevant_rows(rel, None) & (self.rank <= n[self.row_query])
+        return self.per_query_count(mask)
+
     def relevant_rows(self, rel: int, cutoff: int | None) -> np.ndarray:
         mask = (self.grade >= rel) & (self.grade >= 0)
         if cutoff is not None:
@@ -177,6 +194,9 @@ class Values:
 
     value: np.ndarray  # float64 per query
     terms: Terms | None = None
+    # True: ``value`` holds log(max(v, GMEAN_FLOOR)) per query, as trec_eval's C code keeps a gm_* measure;
+    # the geometric-mean summary is then exp of their mean (``geometric``)
+    logged: bool = False
     _bounds: np.ndarray | None = field(default=None, repr=False)
 
     @staticmethod
@@ -185,6 +205,15 @@ class Values:
         num, den = np.asarray(num, dtype=np.int64), np.asarray(den, dtype=np.int64)
         q = np.flatnonzero((den != 0) & (num != 0))
         return Values(ratio(num, den), Terms(q.astype(np.int64), num[q], den[q]))
+
+    def zeroed(self, queries: np.ndarray) -> "Values":
+        """The same values with ``queries`` (a boolean mask) set to 0 (ir_measures' rule for a missing query)."""
+        value = np.where(queries, 0.0, self.value)
+        if self.terms is None:
+            return Values(value, logged=self.logged)
+        keep = ~queries[self.terms.query]
+        t = self.terms
+        return Values(value, Terms(t.query[keep], t.num[keep], t.den[keep]), logged=self.logged)
 
     def _query_bounds(self) -> np.ndarray:
         if self._bounds is None:
@@ -197,6 +226,11 @@ class Values:
         b = self._query_bounds()
         at = slice(b[i], b[i + 1])
         return sum(map(Fraction, self.terms.num[at].tolist(), self.terms.den[at].tolist()), Fraction(0))
+
+    @staticmethod
+    def of_counts(n: np.ndarray) -> "Values":
+        """Whole counts per query (num_ret, num_rel, ...): n / 1, exact."""
+        return Values.of_ratio(n, np.ones(len(n), dtype=np.int64))
 
     def rounded(self) -> np.ndarray:
         """Each query's exact value correctly rounded to float64 (``value`` for non-rational measures).
@@ -215,6 +249,28 @@ class Values:
         for i in np.flatnonzero(counts > 1).tolist():
             out[i] = float(self.fraction(i))
         return out
+
+
+def everywhere(r: Ranking, m, ctx) -> np.ndarray:
+    """A count (num_ret, num_rel, ...) has a value on every query, relevant documents or not (policy §2)."""
+    return np.ones(r.n_queries, dtype=bool)
+
+
+GMEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: a zero value would make the geometric mean 0
+
+
+def geometric(values: Values, ctx) -> Values:
+    """A geometric-mean family's per-query values under ``ctx``: its own values (strict), or, when the policy
+    says ``gm_per_query="log"``, log(max(value, 1e-5)) per query as trec_eval's m_gm_map.c / m_gm_bpref.c
+    store them (pytrec_eval returns those)."""
+    if not ctx.gm_log:
+        return values
+    return Values(np.log(np.maximum(values.rounded(), GMEAN_FLOOR)), logged=True)
+
+
+def geometric_context(m: "Measure", rel: int, policy) -> "MeasureContext":
+    """The threshold, and whether the policy keeps a gm_* measure's per-query value as its log (trec_eval)."""
+    return MeasureContext(rel=rel, gm_log=policy.gm_per_query == "log")
 
 
 def has_relevant(r: Ranking, m, ctx) -> np.ndarray:
@@ -274,6 +330,8 @@ class Family:
     # how per-query values become the summary: "mean" (arithmetic, over the counted queries), "sum" (trec_eval's
     # num_* counts) or "gmean" (gm_map, gm_bpref: exp of the mean log of max(value, 1e-5), as trec_eval)
     aggregate: str = "mean"
+    # True: every value is a whole count (num_ret, ...): reports print it as an integer
+    integer: bool = False
 
     def native(self, tool: str):
         """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""
@@ -287,6 +345,7 @@ class MeasureContext:
     rel: int
     gain: Callable[[np.ndarray], np.ndarray] | None = None
     ideal_floor: int = 1  # grades below this never enter the nDCG ideal or DCG
+    gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)
 
 
 FAMILIES: dict[str, Family] = {}

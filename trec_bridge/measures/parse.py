@@ -173,7 +173,8 @@ def parse_measure(token: str) -> Measure:
     reader = family.cutoff_reader or _cutoff
     cutoff = reader(match["cutoff"], token) if match["cutoff"] is not None else None
     if cutoff is None and family.needs_cutoff:
-        raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@10 (in {quote(token)})")
+        example = "0.5" if family.cutoff_reader is not None else "10"  # IPrec@0.5: a level, not a rank
+        raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@{example} (in {quote(token)})")
     params = _params(match["params"], token) if match["params"] is not None else {}
     kwargs: dict = {}
     extra: dict = {}

@@ -63,6 +63,11 @@ class Reference(ABC):
         """
         return self._reason(measure, effective_rel(measure, rel))
 
+    def refusal_under(self, policy, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        """``refusal`` for a policy emulating this tool (a tool may compute a measure under one of its option sets
+        only: trec_eval -c and num_rel)."""
+        return self.refusal(measure, rel, qrels)
+
     @abstractmethod
     def _reason(self, measure: Measure, rel: int) -> str | None:
         """``supports`` at the effective relevance level ``rel``."""
@@ -377,6 +382,41 @@ def trec_eval_reason(measure: Measure, rel: int) -> str | None:
     if measure.cutoff is not None and (measure.gain == "exp" or measure.gains is not None):
         return "trec_eval's ndcg_cut takes its gains from the qrels grades only (linear)"
     return None
+
+
+# Families that pytrec_eval's C code cannot be trusted with on an explicit empty ranking: with 0 results
+# form_res_rels.c may allocate nothing and fail (the measure keeps 0) or reuse the previous query's buffers
+# (num_rel = R, gm_map = log(1e-5), iprec_at_recall = 0/0), depending on the dict order, and bpref next to
+# another measure crashed it (SIGSEGV) on a run whose judgments were all grade 0.
+EMPTY_RANKING_UNSTABLE = frozenset({"NumRel", "GMAP", "GMBpref", "IPrec", "AvgIPrec", "Bpref"})
+
+
+def empty_ranking_failures(measures, run: Run, tool: str) -> dict[str, str]:
+    """The measures a trec_eval-in-process tool cannot be trusted with on this run's explicit empty rankings."""
+    empty = run.empty_queries()
+    if not empty:
+        return {}
+    return {str(m): f"not run: {tool} evaluates the explicit empty ranking of query {quote(empty[0])} with state left "
+                    f"by the query before it (trec_eval's form_res_rels.c), so its {m.family} there is 0, the "
+                    "previous query's count, NaN or a crash depending on the order" for m in measures
+            if m.family in EMPTY_RANKING_UNSTABLE}
+
+
+def undefined_values(result: ReferenceResult, key: str, per_query: dict[str, float], tool: str) -> bool:
+    """Move ``key`` to ``result.failed`` when the tool returned NaN for a query (True then); its number is undefined.
+
+    trec_eval's C code divides 0 by 0 on an explicitly empty ranking in
+    iprec_at_recall and 11pt_avg (m_iprec_at_recall.c: num_rel_ret / num_ret,
+    kept at a level whose document count is 0); pytrec_eval returns that NaN.
+    A NaN is no number to compare, so the measure is listed as failed with the
+    query, never compared or averaged.
+    """
+    bad = [q for q, v in per_query.items() if v != v]
+    if not bad:
+        return False
+    result.failed[key] = (f"{tool} returned NaN for query {quote(bad[0])}" + (f" and {len(bad) - 1} more" if len(bad) > 1
+                          else "") + " (trec_eval's C code divides 0 by 0 there, e.g. iprec_at_recall on an empty ranking)")
+    return True
 
 
 def fmt_number(v: float) -> str:

@@ -19,7 +19,8 @@ from ..policy import IR_MEASURES
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, effective_rel, gain_map,
                    grade_limit_reason,
-                   negative_gain_reason, qrels_dict, run_dict, scored_frame, takes_threshold)
+                   negative_gain_reason, qrels_dict, run_dict, scored_frame, takes_threshold, undefined_values,
+                   empty_ranking_failures)
 from .registry import Tool, register
 
 BROKEN_PROVIDERS = {"ranx": "would be served by ir_measures' ranx provider, which fails under pandas >= 3 "
@@ -108,6 +109,7 @@ class IrMeasures(PythonReference):
         for pname, (provider, items) in groups.items():
             if pname == "pytrec_eval":  # the C code would take the whole process down, or answer zeros
                 refused = self._refusals(items, qrels, rd)
+                refused.update(empty_ranking_failures([m for m, _ in items], run, "the pytrec_eval provider"))
                 result.failed.update(refused)
                 items = [(m, obj) for m, obj in items if str(m) not in refused]
                 if not items:
@@ -150,6 +152,8 @@ def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceR
             per.setdefault(metric.measure, {})[metric.query_id] = float(metric.value)
         for m, obj in items:
             key = str(m)
+            if undefined_values(result, key, per.get(obj, {}), f"ir_measures ({pname} provider)"):
+                continue
             result.per_query[key] = per.get(obj, {})
             result.aggregate[key] = float(calc.aggregated[obj])
             result.served_by[key] = pname

@@ -22,7 +22,7 @@ from ..messages import quote
 from ..model import Qrels, Run
 from .base import (Options, PythonReference, ReferenceResult, check_unique, crashing_queries, ignores_cutoff,
                    own_parameter, qrels_dict, refuse_unholdable, run_dict, scored_frame, takes_threshold,
-                   trec_eval_name, trec_eval_reason, unavailable)
+                   trec_eval_name, trec_eval_reason, unavailable, undefined_values, empty_ranking_failures)
 from .registry import Tool, register
 
 
@@ -46,6 +46,8 @@ class PytrecEval(PythonReference):
         pte = self._module()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         selected = self._split(measures, rel, result, qrels)
+        result.failed.update(empty_ranking_failures([m for m, _ in selected], run, self.name))
+        selected = [(m, level) for m, level in selected if str(m) not in result.failed]
         if not selected:
             return lambda: result
         frame, synthetic = scored_frame(run)
@@ -99,6 +101,8 @@ def _evaluate(pte, qd: dict, rd: dict, by_level: dict, result: ReferenceResult) 
         for m, _, out_name, served in items:
             key = str(m)
             per_query = {q: float(vals[out_name]) for q, vals in evaluated.items() if out_name in vals}
+            if undefined_values(result, key, per_query, "pytrec_eval"):
+                continue
             result.per_query[key] = per_query
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # mean of no query is nan, as the helper gives

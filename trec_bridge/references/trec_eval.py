@@ -98,6 +98,12 @@ class TrecEval(Reference):
             reason = "trec_eval -l below 0 counts unjudged documents as relevant"
         return reason
 
+    def refusal_under(self, policy, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        reason = self.refusal(measure, rel, qrels)
+        if reason is None and policy.query_set == "judged":  # -c
+            reason = complete_num_rel_reason(measure, rel)
+        return reason
+
     def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
         reason = super().refusal(measure, rel, qrels)
         if reason is None and measure.cutoff is None:
@@ -131,7 +137,14 @@ class TrecEval(Reference):
         empty = run.empty_queries()
         if empty:
             result.notes.append(f"explicit empty rankings cannot be written to a TREC run; absent for trec_eval: {empty}")
-        calls = self._plan(self._split(measures, rel, result, qrels), qrels, options, result)
+        selected = self._split(measures, rel, result, qrels)
+        if options.complete:
+            for m, level in selected:
+                reason = complete_num_rel_reason(m, level)
+                if reason:
+                    result.unsupported[str(m)] = reason
+            selected = [(m, level) for m, level in selected if str(m) not in result.unsupported]
+        calls = self._plan(selected, qrels, options, result)
         if not calls:
             return Done(result)
         _check_tokens(qrels, frame)
@@ -274,6 +287,14 @@ class _Calls(Collected):
     def cancel(self) -> None:
         self._close()
         self._tmp.cleanup()
+
+
+def complete_num_rel_reason(measure: Measure, rel: int) -> str | None:
+    """trec_eval -c sums num_rel over the grades above 0 whatever -l: its summary is NumRel's only at rel 1."""
+    if measure.family == "NumRel" and rel != 1:
+        return ("trec_eval -c sums num_rel over every judgment with a grade above 0 whatever -l (m_num_rel.c "
+                "te_calc_avg_num_rel), so its summary is not NumRel's at another threshold")
+    return None
 
 
 def parse_output(text: str) -> dict[str, tuple[dict[str, float], float | None]]:
