@@ -233,8 +233,8 @@ def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Orderi
         memory_guard.check_queries(universe.height + len(prepared.summary.queries) + len(part.queries), n_measures,
                                    part.source)
         prepared.checks.add(part)
-        if duplicates == "last_wins":
-            part = keep_last_repeat(part)
+        if duplicates in ("last_wins", "first_wins"):
+            part = keep_last_repeat(part, duplicates.split("_")[0])
         for builder in prepared.builders.values():
             builder.add(part)
         prepared.summary.add(part)
