@@ -76,6 +76,9 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
     "E_GAIN_OVERFLOW": "nDCG gains whose sum or ratio overflows a double (exponential gain of high grades, huge gains= values)",
+    "E_THEIRS_FORMAT": "figures given to explain (THEIRS) in no shape it reads: trec_eval or ir_measures output, "
+                       "a query/measure/value TSV, a JSON mapping, or name=value summary figures",
+    "E_THEIRS_VALUE": "a value among the figures given to explain that is not a finite number",
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",

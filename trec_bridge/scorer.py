@@ -440,6 +440,12 @@ class QueryResults(Sequence):
     def without_relevant(self) -> list[str]:
         return self.ids_where(self._relevant == 0)
 
+    def column(self, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """One measure over every query at once: (float value per query, True where it has one), for callers
+        that compare whole columns (explain) rather than read query by query."""
+        mv = self._per_measure[measure]
+        return mv.rounded, mv.counted
+
 
 def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInput:
     """E_GAIN_OVERFLOW: a value that a double cannot hold is refused, never reported as inf or nan."""
