@@ -191,7 +191,7 @@ def _columns(sources: _Sources, measure: Measure):
             prepared = sources.prepared(source, duplicates)
             for policy_values in _policy_axes(measure, sources.dataset.threshold):
                 policy = SEARCH_BASE.with_axis(ordering=ordering, duplicates=duplicates, **policy_values)
-                result = evaluate(prepared, measures, policy)
+                result = evaluate(prepared, measures, policy, approximate=True)
                 for variant_values, m in variants:
                     values, defined = result.queries.column(str(m))
                     yield ({**order_values, "duplicates": duplicates, **policy_values, **variant_values},
@@ -279,8 +279,10 @@ class _Search:
             if wrong == 0 and off <= (0 if t.mean is None else t.mean.tolerance):
                 self.matches.append(Combination(full, [], mean))
                 continue
-            key = (wrong, off > (0 if t.mean is None else t.mean.tolerance), off,
-                   min(Combination(full).distance(d) for d in self.tools.values()))
+            key = (wrong, off > (0 if t.mean is None else t.mean.tolerance), off)
+            if self.best is not None and key > self.best[0][:3]:
+                continue
+            key += (min(Combination(full).distance(d) for d in self.tools.values()),)
             if self.best is None or key < self.best[0]:
                 self.best = (key, full, values.copy(), chosen.copy(), mean)
 

@@ -287,8 +287,13 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
     return dataset
 
 
-def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT) -> ScoreResult:
-    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means."""
+def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT, *,
+             approximate: bool = False) -> ScoreResult:
+    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means.
+
+    ``approximate``: per-query values as the kernels' floats (within an ulp of the correctly rounded exact
+    value) and float means, no fractions: for a search that compares many combinations with printed figures
+    (explain), never for a report."""
     if policy.duplicates != prepared.duplicates:
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
@@ -298,7 +303,7 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     statuses = _Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: prepared.builder(o).finish(index) for o in orderings_for(measures, policy)}
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids)
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, approximate)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
@@ -319,7 +324,7 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
-                    index_ids: list[str]) -> dict[str, "_MeasureValues"]:
+                    index_ids: list[str], approximate: bool = False) -> dict[str, "_MeasureValues"]:
     """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule)."""
     per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
@@ -335,6 +340,8 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
         if policy.no_relevant != "null":
             counted = np.ones(len(index_ids), dtype=bool)
         # a rational measure's float is its exact value correctly rounded
+        if approximate:
+            values = Values(values.value)  # the floats, no exact terms
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
     return per_measure
 
