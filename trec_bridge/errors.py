@@ -16,6 +16,7 @@ EXIT_INVALID = 1
 EXIT_INCOMPLETE = 2
 EXIT_UNEXPLAINED = 3
 EXIT_GATE_FAILED = 4
+EXIT_UNREPRODUCED = 5  # explain: no combination of the axes reproduces their figures
 
 # code -> meaning.  Grouped by where the problem is found.
 ERROR_CODES: dict[str, str] = {

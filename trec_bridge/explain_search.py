@@ -74,8 +74,14 @@ class Combination:
     mismatched: list[tuple[str, float | None, float | None]] = field(default_factory=list)  # (query, theirs, ours)
     mean: float | None = None
 
-    def distance(self, defaults: dict[str, str]) -> int:
-        return sum(1 for k, v in self.values.items() if defaults.get(k) != v)
+    def distance(self, defaults: dict[str, str], tried: dict[str, set] | None = None) -> int:
+        """Axes on which this departs from ``defaults``; a default the search never tried (the inputs cannot
+        tell it from the value tried: no empty ranking, no duplicate) is no departure."""
+        return len(self.departures(defaults, tried))
+
+    def departures(self, defaults: dict[str, str], tried: dict[str, set] | None = None) -> dict[str, str]:
+        return {k: v for k, v in self.values.items()
+                if defaults.get(k) != v and (tried is None or defaults.get(k) in tried.get(k, ()))}
 
 
 @dataclass
@@ -90,6 +96,7 @@ class MeasureExplanation:
     undecided: list[str] = field(default_factory=list)  # axes the inputs cannot tell apart
     their_mean: float | None = None
     queries: int = 0
+    tried: dict[str, set] = field(default_factory=dict)  # axis -> the values the search tried
 
     @property
     def explained(self) -> bool:
@@ -99,8 +106,8 @@ class MeasureExplanation:
         """(axes differing from the tool, tool, combination), closest first: "your X = tool's X with ..."."""
         out = []
         for c in self.matches:
-            tool = min(self.tools, key=lambda t: (c.distance(self.tools[t]), list(self.tools).index(t)))
-            out.append((c.distance(self.tools[tool]), tool, c))
+            tool = min(self.tools, key=lambda t: (c.distance(self.tools[t], self.tried), list(self.tools).index(t)))
+            out.append((c.distance(self.tools[tool], self.tried), tool, c))
         return sorted(out, key=lambda x: (x[0], list(self.tools).index(x[1])))
 
 
@@ -232,6 +239,8 @@ def _query_sets(sources: _Sources, ids: list[str]) -> dict[tuple[str, str], np.n
     recorded = np.isin(index, np.array(list(run.queries), dtype=object))
     out = {("dataset", "recorded"): np.ones(len(ids), dtype=bool), ("judged", "recorded"): judged,
            ("run_and_judged", "recorded"): judged & recorded}
+    if judged.all():  # the qrels define the query set: "dataset" is "judged", tried once under that name
+        del out[("dataset", "recorded")]
     if (recorded & ~ranked).any():
         out.update({(q, "invisible"): m for (q, _), m in out.items()})
         out[("run_and_judged", "invisible")] = judged & ranked
@@ -249,8 +258,8 @@ def _means(values: np.ndarray, chosen: np.ndarray) -> dict[str, float | None]:
 class _Search:
     """Every combination for one measure, checked against their figures; keeps the matches and the closest."""
 
-    def __init__(self, target: _Target, query_sets: dict, tools: dict[str, dict[str, str]]):
-        self.target, self.query_sets, self.tools = target, query_sets, tools
+    def __init__(self, target: _Target, query_sets: dict, tools: dict[str, dict[str, str]], unanswered: np.ndarray):
+        self.target, self.query_sets, self.tools, self.unanswered = target, query_sets, tools, unanswered
         self.matches: list[Combination] = []
         self.tried: dict[str, set] = {}  # axis -> every value tried
         self.best: tuple | None = None  # (key, combination values, values, chosen)
@@ -262,12 +271,19 @@ class _Search:
             present = defined if no_relevant == "null" else np.ones(len(values), dtype=bool)
             for (query_set, empty), mask in self.query_sets.items():
                 chosen = mask & present
-                wrong = int(np.count_nonzero((t.has & chosen & ~close) | (t.has ^ chosen))) + len(t.outside) \
-                    if t.has.any() or t.outside else 0
+                wrong = self._wrong(chosen, close) if t.has.any() or t.outside else 0
                 combo = {"query_set": query_set, "empty_rankings": empty, "no_relevant": no_relevant, **axes}
                 for k, v in combo.items():
                     self.tried.setdefault(k, set()).add(v)
                 self._judge(combo, values, chosen, wrong, no_relevant == "zero")
+
+    def _wrong(self, chosen: np.ndarray, close: np.ndarray) -> int:
+        """Queries where they and we differ: a value, or a value on one side only.  A query the run does not
+        answer may be left out by them (tools print rows only for the queries they saw: trec_eval -c -q):
+        its value is 0 either way, and their mean says whether it counts."""
+        t = self.target
+        unprinted = chosen & ~t.has & self.unanswered
+        return int(np.count_nonzero((t.has & chosen & ~close) | ((t.has ^ chosen) & ~unprinted))) + len(t.outside)
 
     def _judge(self, combo: dict, values: np.ndarray, chosen: np.ndarray, wrong: int, zero: bool) -> None:
         t = self.target
@@ -282,7 +298,7 @@ class _Search:
             key = (wrong, off > (0 if t.mean is None else t.mean.tolerance), off)
             if self.best is not None and key > self.best[0][:3]:
                 continue
-            key += (min(Combination(full).distance(d) for d in self.tools.values()),)
+            key += (min(Combination(full).distance(d, self.tried) for d in self.tools.values()),)
             if self.best is None or key < self.best[0]:
                 self.best = (key, full, values.copy(), chosen.copy(), mean)
 
@@ -291,9 +307,10 @@ class _Search:
             return None
         _, combo, values, chosen, mean = self.best
         t = self.target
+        unprinted = chosen & ~t.has & self.unanswered
         wrong = [(q, float(t.value[i]) if t.has[i] else None, float(values[i]) if chosen[i] else None)
-                 for i, q in enumerate(t.ids)
-                 if (t.has[i] != chosen[i]) or (t.has[i] and abs(values[i] - t.value[i]) > t.tolerance[i])]
+                 for i, q in enumerate(t.ids) if not unprinted[i] and
+                 ((t.has[i] != chosen[i]) or (t.has[i] and abs(values[i] - t.value[i]) > t.tolerance[i]))]
         wrong += [(q, v, None) for q, v in t.outside.items()]
         return Combination(combo, wrong, mean)
 
@@ -343,12 +360,13 @@ def explain(dataset: Dataset, run: Run, theirs, measures: list[Measure] | None =
 def _explain_one(sources: _Sources, figures, ids: list[str], query_sets: dict) -> MeasureExplanation:
     target = _Target.of(figures, ids)
     tools = tool_defaults(figures.measure, sources.runs["score"], figures.mean is not None)
-    search = _Search(target, query_sets, tools)
+    unanswered = ~np.isin(np.array(ids, dtype=object), np.array(list(sources.runs["score"].queries), dtype=object))
+    search = _Search(target, query_sets, tools, unanswered)
     for axes, values, defined in _columns(sources, figures.measure):
         search.check(axes, values, defined)
     out = MeasureExplanation(str(figures.measure), figures.spelled, figures.per_query is not None, search.matches,
                              search.closest(), tools, their_mean=None if figures.mean is None else figures.mean.value,
-                             queries=len(figures.per_query or {}))
+                             queries=len(figures.per_query or {}), tried=search.tried)
     if out.matches:
         tried = {k: {c.values[k] for c in out.matches} for k in out.matches[0].values}
         out.decided = {k: sorted(v) for k, v in tried.items()}

@@ -1,0 +1,172 @@
+"""``explain`` names the convention behind real tools' outputs, and each named variant behind home-grown values.
+
+The inputs are built so that every axis shows: q1 has a score tie between a
+relevant and a non-relevant document (tie order), q2 two scores equal only as
+float32 (score precision), q3 a rank column that disagrees with the scores,
+q4 is judged but missing from the run (query set), q5 has no relevant
+document (the no-relevant rule), q6 is in the run but not judged, q7's first
+relevant document is at rank 3 (RR's cutoff).
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import trec_bridge as tb
+from trec_bridge.cli.main import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 e1 0\nq2 0 e2 1\nq3 0 f1 2\nq3 0 f2 1\nq3 0 f3 0\nq4 0 g1 1\nq5 0 h1 0\nq7 0 k1 1\n"
+RUN = ("q1 Q0 d2 1 1.0 r\nq1 Q0 d1 2 1.0 r\nq1 Q0 d3 3 0.5 r\nq1 Q0 x1 4 0.4 r\n"
+       "q2 Q0 e1 1 0.30000001 r\nq2 Q0 e2 2 0.3 r\n"
+       "q3 Q0 f3 1 0.1 r\nq3 Q0 f1 2 0.9 r\nq3 Q0 f2 3 0.5 r\n"
+       "q5 Q0 h1 1 1.0 r\nq5 Q0 h2 2 0.5 r\nq6 Q0 z1 1 1.0 r\n"
+       "q7 Q0 k8 1 1.0 r\nq7 Q0 k9 2 0.9 r\nq7 Q0 k1 3 0.8 r\n")
+TREC_EVAL_MEASURES = ["-m", "map", "-m", "recip_rank", "-m", "P.2", "-m", "ndcg_cut.3", "-m", "recall.2"]
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    return tmp_path
+
+
+def _tools_at_zero(ex, measure):
+    return {b["tool"] for b in ex.best(measure) if not b["differs"]}
+
+
+def _trec_eval(binary, files, *options):
+    out = subprocess.run([binary, *options, *TREC_EVAL_MEASURES, str(files / "qrels"), str(files / "run")],
+                         capture_output=True, text=True, check=True).stdout
+    (files / "theirs").write_text(out)
+    return tb.explain(files / "qrels", files / "run", files / "theirs")
+
+
+def test_trec_eval_per_query_is_trec_eval(trec_eval_binary, files):
+    ex = _trec_eval(trec_eval_binary, files, "-q")
+    assert ex.explained
+    for measure in ("AP", "RR", "P@2", "nDCG@3", "R@2"):
+        tools = _tools_at_zero(ex, measure)
+        assert "trec_eval" in tools and "ir_measures" not in tools and "strict" not in tools, (measure, tools)
+    decided = ex.decided("RR")
+    assert decided["tie_break"] == ["doc_desc"] and decided["precision"] == ["float32"]
+    assert decided["query_set"] == ["run_and_judged"] and decided["no_relevant"] == ["zero"]
+
+
+def test_trec_eval_c_is_trec_eval_c(trec_eval_binary, files):
+    ex = _trec_eval(trec_eval_binary, files, "-q", "-c")
+    assert ex.explained
+    for measure in ("AP", "RR", "P@2", "nDCG@3", "R@2"):
+        tools = _tools_at_zero(ex, measure)
+        assert "trec_eval_c" in tools and "trec_eval" not in tools, (measure, tools)
+    assert ex.decided("AP")["query_set"] == ["judged"]
+
+
+def test_trec_eval_means_only(trec_eval_binary, files):
+    ex = _trec_eval(trec_eval_binary, files)
+    assert ex.explained
+    assert ex.explanation.measures[0].per_query is False
+    for measure in ("AP", "RR", "P@2", "nDCG@3", "R@2"):
+        assert "trec_eval" in _tools_at_zero(ex, measure), measure
+
+
+def test_pytrec_eval_dict_is_pytrec_eval(files):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = {}, {}
+    for line in QRELS.splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    for line in RUN.splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    values = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank", "P.2", "ndcg_cut.3"}).evaluate(run)
+    (files / "theirs.json").write_text(json.dumps(values))  # pytrec_eval's shape: {query: {measure: value}}
+    ex = tb.explain(files / "qrels", files / "run", files / "theirs.json")
+    assert ex.explained
+    for measure in ("AP", "RR", "P@2", "nDCG@3"):
+        assert "pytrec_eval" in _tools_at_zero(ex, measure), measure
+    assert ex.decided("RR")["precision"] == ["float32"]
+
+
+def test_ir_measures_cli_is_ir_measures(files):
+    pytest.importorskip("ir_measures")
+    out = subprocess.run([sys.executable, "-m", "ir_measures", str(files / "qrels"), str(files / "run"),
+                          "AP", "RR", "RR@2", "P@2", "nDCG@3", "R@2", "-q"], capture_output=True, text=True,
+                         check=True).stdout
+    (files / "theirs.tsv").write_text(out)
+    ex = tb.explain(files / "qrels", files / "run", files / "theirs.tsv")
+    assert ex.explained
+    for measure in ("AP", "RR", "RR@2", "P@2", "nDCG@3", "R@2"):
+        tools = _tools_at_zero(ex, measure)
+        assert "ir_measures" in tools and "trec_eval" not in tools, (measure, tools)
+    decided = ex.decided("RR@2")  # the msmarco provider: ties by document ID ascending (q1)
+    assert decided["tie_break"] == ["doc_asc"]  # (q2's float32 tie breaks the same way ascending: undecided)
+    assert "precision" in ex.explanation.measures[2].undecided
+    assert decided["rr_cutoff"] == ["honoured"] and decided["query_set"] == ["judged"]
+
+
+def test_rank_column_order_is_found(files):
+    their = {"RR": {"q1": 0.5, "q2": 0.5, "q3": 0.5, "q7": 1 / 3}}  # q3: f3 (grade 0) first, as its rank column says
+    ex = tb.explain(files / "qrels", files / "run", their)
+    assert ex.explained
+    assert ex.decided("RR")["tie_break"] == ["rank"]
+
+
+def test_nothing_reproduces_gives_closest_and_exit_5(files, capsys):
+    (files / "theirs").write_text("recip_rank\tq1\t0.5000\nrecip_rank\tq2\t0.5000\nrecip_rank\tq3\t0.2500\n"
+                                  "recip_rank\tq7\t0.3333\n")
+    code = main(["explain", str(files / "qrels"), str(files / "run"), str(files / "theirs"),
+                 "--json", str(files / "out.json")])
+    assert code == 5
+    text = capsys.readouterr().out
+    assert "NOT reproduced" in text and "q3: 0.25 vs 1" in text
+    report = json.loads((files / "out.json").read_text())
+    closest = report["measures"][0]["closest"]
+    assert closest["mismatched"] == [{"query_id": "q3", "theirs": 0.25, "ours": 1.0}]
+
+
+def test_summary_figures_on_the_command_line(files, capsys):
+    ours = tb.score(files / "qrels", files / "run", "RR@2", policy="ir_measures").means["RR@2"]
+    code = main(["explain", str(files / "qrels"), str(files / "run"), f"MRR@2={ours:.3f}"])
+    assert code == 0
+    assert "ir_measures' RR@2 (its defaults)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("theirs, code", [("no-such-file", "E_FILE_NOT_FOUND"), ("nDCG@10=abc x=1", "E_THEIRS_FORMAT"),
+                                          ("frobnicate=0.5", "E_THEIRS_FORMAT")])
+def test_bad_figures_exit_1(files, capsys, theirs, code):
+    assert main(["explain", str(files / "qrels"), str(files / "run"), theirs]) == 1
+    assert code in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ home-grown variants, one each
+
+VARIANT_QRELS = {"qa": {"a1": 2, "a2": 1, "a3": 1, "a4": 0, "a5": -1, "a6": 1}, "qb": {"b1": 1}}
+VARIANT_RUN = {"qa": {"a4": 0.9, "a1": 0.8, "a5": 0.7, "a2": 0.6}, "qb": {"b1": 0.5, "b9": 0.4}}
+
+
+@pytest.mark.parametrize("standard, variant, rel", [
+    ("R@2", "R(den=min_k)@2", 1), ("R@2", "R(den=k)@2", 1), ("P@10", "P(den=retrieved)@10", 1),
+    ("AP", "AP(den=retrieved)", 1), ("nDCG@3", "nDCG(ideal=retrieved)@3", 1), ("nDCG@3", "nDCG(ideal=top_k)@3", 1),
+    ("nDCG@4", "nDCG(discount=log2_rank)@4", 1), ("nDCG@4", "nDCG(discount=log2_rank2)@4", 1),
+    ("nDCG@4", "nDCG(discount=ln_rank)@4", 1), ("R@4", "R(relevant=positive)@4", 2),
+    ("R@4", "R(relevant=judged)@4", 1),
+])
+def test_explain_names_each_variant(standard, variant, rel):
+    res = tb.score(VARIANT_QRELS, VARIANT_RUN, variant, rel=rel)
+    their = {standard: {q.query_id: q.values[variant] for q in res.result.queries if q.values[variant] is not None}}
+    ex = tb.explain(VARIANT_QRELS, VARIANT_RUN, their, rel=rel)
+    assert ex.explained, variant
+    param, value = variant[variant.index("(") + 1:variant.index(")")].split("=")
+    assert {"tool": "strict", "differs": {param: value}} in ex.best(standard), ex.best(standard)
+    assert ex.decided(standard)[param] == [value]
+
+
+def test_rounding_before_the_mean_is_found():
+    res = tb.score(VARIANT_QRELS, VARIANT_RUN, "nDCG@4")
+    values = [q.values["nDCG@4"] for q in res.result.queries]
+    rounded_mean = sum(round(v, 2) for v in values) / len(values)
+    assert abs(rounded_mean - sum(values) / len(values)) > 1e-4  # the inputs tell the two apart
+    ex = tb.explain(VARIANT_QRELS, VARIANT_RUN, f"nDCG@4={rounded_mean:.6f}")
+    assert ex.decided("nDCG@4")["rounding"] == ["2"]
