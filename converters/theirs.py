@@ -188,8 +188,9 @@ def _three_columns(rows: list[list[str]], source: str) -> Theirs:
     first_known = sum(read_measure_name(r[0]) is not None for r in rows)
     second_known = sum(read_measure_name(r[1]) is not None for r in rows)
     if first_known == 0 and second_known == 0:
-        raise InvalidInput("E_THEIRS_FORMAT", "no column holds measure names we know (e.g. nDCG@10, P_10, map)",
-                           file=source)
+        names = ", ".join(dict.fromkeys(r[0] for r in rows[:20]))
+        raise InvalidInput("E_THEIRS_FORMAT", f"no column holds a measure we compute (e.g. nDCG@10, P_10, map); "
+                           f"first column: {names}", file=source)
     if first_known >= second_known:
         return _rows(Theirs(source, "trec_eval"), [(m, q, v) for m, q, v in rows])
     return _rows(Theirs(source, "ir_measures"), [(m, q, v) for q, m, v in rows])
