@@ -307,6 +307,8 @@ class _Search:
             return None
         _, combo, values, chosen, mean = self.best
         t = self.target
+        if not t.has.any() and not t.outside:  # the mean only: no query to compare
+            return Combination(combo, [], mean)
         unprinted = chosen & ~t.has & self.unanswered
         wrong = [(q, float(t.value[i]) if t.has[i] else None, float(values[i]) if chosen[i] else None)
                  for i, q in enumerate(t.ids) if not unprinted[i] and
