@@ -33,6 +33,8 @@ SLOW_FILES = frozenset({
     "test_determinism.py",
     "test_reference_concurrency.py",
     "test_explain_tools.py",
+    "test_check_metric.py",
+    "test_explain.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.

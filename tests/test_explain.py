@@ -98,3 +98,24 @@ def test_rounding_before_the_mean_is_found():
     assert abs(rounded_mean - sum(values) / len(values)) > 1e-4  # the inputs tell the two apart
     ex = tb.explain(VARIANT_QRELS, VARIANT_RUN, f"nDCG@4={rounded_mean:.6f}")
     assert ex.decided("nDCG@4")["rounding"] == ["2"]
+
+
+def test_check_metric_on_the_hard_cases_alone():
+    """The fast tier's check of tb.testing.check_metric (tests/test_check_metric.py: one broken implementation
+    per variant, with hypothesis cases too): recall divided by min(relevant, k) is named, with its case."""
+    from trec_bridge.testing import check_metric
+
+    def capped_recall(qrels, run):
+        out = {}
+        for q, judged in qrels.items():
+            relevant = {d for d, g in judged.items() if g >= 1}
+            if relevant:
+                top = sorted(run.get(q, {}).items(), key=lambda x: (-x[1], x[0]))[:10]
+                out[q] = len(relevant & {d for d, _ in top}) / min(len(relevant), 10)
+        return out
+
+    report = check_metric(capped_recall, "R@10", examples=0)
+    assert report.convention["den"] == ["min_k"]
+    departure = next(d for d in report.departures if d.axis == "den")
+    assert len(departure.case.qrels["q1"]) == 12 and departure.case.theirs == {"q1": 2 / 10}
+    assert "departure on den: min_k instead of rel" in str(report)

@@ -1,4 +1,11 @@
-"""A helper for a project's own tests: check its metric values against trec-bridge's, and say which policy they follow.
+"""Helpers for a project's own tests: check its metric values against trec-bridge's, and say which convention
+its metric code follows.
+
+* ``assert_scores_equal``: their values on one input against ours, naming the policy they match;
+* ``check_metric`` / ``assert_metric``: run their metric function on generated hard cases (ties, float32-equal
+  scores, queries without relevant documents, missing queries, graded and negative judgments, rankings
+  shorter than k) and report the convention it implements on each axis, with the smallest case that shows
+  each departure from the measure's standard definition (check.py; the cases: strategies.py, hypothesis).
 
 >>> from trec_bridge.testing import assert_scores_equal
 >>> assert_scores_equal({"q1": 0.5}, {"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, "RR")
@@ -8,7 +15,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["assert_scores_equal"]
+__all__ = ["assert_scores_equal", "check_metric", "assert_metric"]
+
+
+def check_metric(fn, measure, **options):
+    """``check.check_metric``: which convention ``fn(qrels, run) -> {query: value}`` implements, axis by axis."""
+    from .check import check_metric as check
+
+    return check(fn, measure, **options)
+
+
+def assert_metric(fn, measure, **expected):
+    """``check.assert_metric``: raise AssertionError (with the report) unless ``fn`` follows the standard definition
+    of ``measure``, or the axis values given in ``expected`` (e.g. ``tie_break="doc_asc"``)."""
+    from .check import assert_metric as check
+
+    return check(fn, measure, **expected)
 
 
 def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: str = "strict", *,
