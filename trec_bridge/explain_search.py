@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import references as _references  # noqa: F401  (the tools register their policies: the defaults ranked against)
 from .errors import InvalidInput
 from .measures.base import Measure
 from .measures.variants import variants_of

@@ -46,7 +46,7 @@ def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: 
     >>> assert_scores_equal(0.75, {"q1": {"a": 1}, "q2": {"c": 1}}, {"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 1.0}},
     ...                     "RR", policy="trec_eval")
     """
-    from .api import Evaluator, read_dataset, read_run
+    from ..api import Evaluator, read_dataset, read_run
 
     dataset, r = read_dataset(qrels, rel=rel), read_run(run)
     differences = _differences(their, Evaluator(dataset, [measure], policy).score(r), abs_tol)
@@ -79,8 +79,8 @@ def _same(a: Any, b: Any, abs_tol: float) -> bool:
 
 
 def _matches(their: Any, dataset, run, measure: Any, policy: str, abs_tol: float) -> bool:
-    from .api import Evaluator
-    from .errors import InvalidInput
+    from ..api import Evaluator
+    from ..errors import InvalidInput
 
     try:
         return not _differences(their, Evaluator(dataset, [measure], policy).score(run), abs_tol)
@@ -89,6 +89,6 @@ def _matches(their: Any, dataset, run, measure: Any, policy: str, abs_tol: float
 
 
 def _policies() -> list[str]:
-    from .policy import POLICIES
+    from ..policy import POLICIES
 
     return list(POLICIES)
