@@ -100,3 +100,19 @@ def test_six_measures_on_dl19_within_budget(shared_data, trec_eval_binary, tmp_p
     assert ex.explained and len(ex.explanation.measures) == 6
     assert all("trec_eval" in _tools_at_zero(ex, m.measure) for m in ex.explanation.measures)
     assert spent <= 10.0, f"{spent:.1f} s of CPU"
+
+
+def test_ranx_outputs_are_explained(files):
+    """ranx (its own evaluate, per-query scores): every judged query (missing ones made comparable as 0),
+    no-relevant queries as 0, scores as doubles with ties by document ID descending."""
+    ranx = pytest.importorskip("ranx")
+    qrels, run = ranx.Qrels.from_file(str(files / "qrels"), kind="trec"), ranx.Run.from_file(str(files / "run"), kind="trec")
+    names = ["ndcg@3", "map", "mrr@2", "precision@2", "recall@2", "ndcg_burges@3", "hit_rate@2"]
+    ranx.evaluate(qrels, run, names, make_comparable=True)
+    (files / "ranx.json").write_text(json.dumps({m: {q: float(v) for q, v in run.scores[m].items()} for m in names}))
+    ex = tb.explain(files / "qrels", files / "run", files / "ranx.json")
+    assert ex.explained and len(ex.explanation.measures) == len(names)
+    decided = ex.decided("ndcg@3")
+    assert (decided["query_set"], decided["no_relevant"], decided["tie_break"], decided["precision"]) == \
+        (["judged"], ["zero"], ["doc_desc"], ["float64"])
+    assert ex.decided("RR@2")["rr_cutoff"] == ["honoured"]
