@@ -75,3 +75,27 @@ def test_duplicate_rules_first_and_keep_all():
     first = evaluate(prepare(ds, run, duplicates="first_wins"), ms, STRICT.with_axis(duplicates="first_wins"))
     last = evaluate(prepare(ds, run, duplicates="last_wins"), ms, STRICT.with_axis(duplicates="last_wins"))
     assert (first.means["RR"].exact, last.means["RR"].exact) == (1, Fraction(1, 2))  # a kept at rank 1, or 2
+
+
+def test_a_variant_at_its_standard_value_is_the_unadorned_measure():
+    """The variants never change what a measure string without them computes: naming the standard value of
+    every variant parameter gives the same exact values, query by query."""
+    from dataclasses import replace
+
+    from trec_bridge.measures import parse_measures
+    from trec_bridge.measures.variants import variants_of
+
+    for text in ("R@2", "P@5", "AP", "AP@3", "RR", "RR@2", "nDCG", "nDCG@3", "nDCG(gain=exp)@2"):
+        plain = parse_measures(text)[0]
+        named = replace(plain, extra=tuple(sorted((p, v.standard) for p, v in variants_of(plain.family).items())))
+        assert named.extra, text
+        res = tb.score(QRELS, RUN, [str(plain), str(named)])
+        for q in res.result.queries:
+            assert q.values[str(plain)] == q.values[str(named)], (text, q.query_id)
+            assert q.exact[str(plain)] == q.exact[str(named)], (text, q.query_id)
+
+
+def test_explain_needs_a_measure_they_give():
+    with pytest.raises(InvalidInput) as exc:
+        tb.explain(QRELS, RUN, {"P@5": {"q1": 0.4}}, "AP")
+    assert exc.value.code == "E_THEIRS_FORMAT" and "P@5" in str(exc.value)

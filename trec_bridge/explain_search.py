@@ -350,10 +350,8 @@ def explain(dataset: Dataset, run: Run, theirs, measures: list[Measure] | None =
     wanted = None if measures is None else {str(m) for m in measures}
     figures = [f for name, f in theirs.figures.items() if wanted is None or name in wanted]
     if not figures:
-        from .messages import quote
-
         raise InvalidInput("E_THEIRS_FORMAT", f"none of the measures asked ({', '.join(sorted(wanted or ()))}) is "
-                           f"among their figures ({', '.join(theirs.figures)})", file=quote(theirs.source))
+                           f"among their figures ({', '.join(theirs.figures)})", file=theirs.source)
     ids = sources.prepared("score", sources.duplicates[0]).base_set
     query_sets = _query_sets(sources, ids)
     return Explanation([_explain_one(sources, f, ids, query_sets) for f in figures], theirs.form,
