@@ -41,6 +41,16 @@ def test_rank_column_order_is_found(files):
     assert ex.decided("RR")["tie_break"] == ["rank"]
 
 
+def test_the_mean_over_the_runs_queries_is_found(files):
+    """Home-grown code averaging over every query of the run: q6 (not judged) scores 0 and counts, q4
+    (judged, not in the run) does not."""
+    their = {"RR": {"q1": 0.5, "q2": 0.5, "q3": 1.0, "q5": 0.0, "q6": 0.0, "q7": 1 / 3}}
+    ex = tb.explain(files / "qrels", files / "run", their)
+    assert ex.decided("RR")["query_set"] == ["run"] and ex.decided("RR")["no_relevant"] == ["zero"]
+    mean = tb.explain(files / "qrels", files / "run", f"RR={(0.5 + 0.5 + 1 + 1 / 3) / 6:.4f}")
+    assert "run" in mean.decided("RR")["query_set"]
+
+
 def test_nothing_reproduces_gives_closest_and_exit_5(files, capsys):
     (files / "theirs").write_text("recip_rank\tq1\t0.5000\nrecip_rank\tq2\t0.5000\nrecip_rank\tq3\t0.2500\n"
                                   "recip_rank\tq7\t0.3333\n")

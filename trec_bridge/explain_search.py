@@ -42,7 +42,9 @@ AXES: tuple[ExplainAxis, ...] = (
     ExplainAxis("query_set", "which queries get a value and enter the mean", {
         "dataset": "the dataset's query set (strict)",
         "judged": "every judged query, a missing one scored 0 (trec_eval -c, ir_measures)",
-        "run_and_judged": "only judged queries the run has (trec_eval without -c, pytrec_eval)"}),
+        "run_and_judged": "only judged queries the run has (trec_eval without -c, pytrec_eval)",
+        "run": "every query of the run, judged or not (an unjudged one has nothing relevant): the mean over the "
+               "run's queries"}),
     ExplainAxis("empty_rankings", "explicitly empty rankings", {
         "recorded": "the query ran and found nothing: it is in the run", "invisible": "never seen (a TREC file)"}),
     ExplainAxis("no_relevant", "queries with no relevant document", {
@@ -145,6 +147,7 @@ class _Sources:
         elif run.order_source in ("list", "rank"):
             self.runs["rank"] = run
         self.cache: dict[tuple[str, str], Prepared] = {}
+        self.scored = self.n_ids = 0  # the scorer's index size, and with the run's other queries (index())
         try:
             self.prepared("score", "reject")
             self.duplicates = ("reject",)
@@ -152,6 +155,21 @@ class _Sources:
             if exc.code != "E_RUN_DUPLICATE_DOC":
                 raise
             self.duplicates = ("last_wins", "first_wins", "keep_all")
+
+    def index(self) -> list[str]:
+        """The scorer's query index, then the run's queries outside it (unjudged: nothing relevant, scored 0
+        when the no-relevant rule makes them 0; the "run" query set averages them)."""
+        ids = self.prepared("score", self.duplicates[0]).base_set
+        self.scored = len(ids)
+        known = set(ids)
+        return ids + [q for q in self.runs["score"].queries if q not in known]
+
+    def padded(self, values: np.ndarray, defined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A column over the scorer's index, extended to the run's other queries (value 0, no value)."""
+        extra = self.n_ids - len(values)
+        if extra == 0:
+            return values, defined
+        return np.concatenate([values, np.zeros(extra)]), np.concatenate([defined, np.zeros(extra, dtype=bool)])
 
     def prepared(self, source: str, duplicates: str) -> Prepared:
         key = (source, duplicates)
@@ -201,7 +219,7 @@ def _columns(sources: _Sources, measure: Measure):
                 policy = SEARCH_BASE.with_axis(ordering=ordering, duplicates=duplicates, **policy_values)
                 result = evaluate(prepared, measures, policy, approximate=True)
                 for variant_values, m in variants:
-                    values, defined = result.queries.column(str(m))
+                    values, defined = sources.padded(*result.queries.column(str(m)))
                     yield ({**order_values, "duplicates": duplicates, **policy_values, **variant_values},
                            values, defined)
 
@@ -238,13 +256,16 @@ def _query_sets(sources: _Sources, ids: list[str]) -> dict[tuple[str, str], np.n
     judged = np.isin(index, np.array(dataset.qrels.query_ids(), dtype=object))
     ranked = np.isin(index, np.array(run.ranked_queries(), dtype=object))
     recorded = np.isin(index, np.array(list(run.queries), dtype=object))
-    out = {("dataset", "recorded"): np.ones(len(ids), dtype=bool), ("judged", "recorded"): judged,
-           ("run_and_judged", "recorded"): judged & recorded}
-    if judged.all():  # the qrels define the query set: "dataset" is "judged", tried once under that name
+    scored = np.zeros(len(ids), dtype=bool)
+    scored[:sources.scored] = True  # the query index; the run's other queries follow it
+    out = {("dataset", "recorded"): scored, ("judged", "recorded"): judged,
+           ("run_and_judged", "recorded"): judged & recorded, ("run", "recorded"): recorded}
+    if (judged == scored).all():  # the qrels define the query set: "dataset" is "judged", tried once under that name
         del out[("dataset", "recorded")]
     if (recorded & ~ranked).any():
         out.update({(q, "invisible"): m for (q, _), m in out.items()})
         out[("run_and_judged", "invisible")] = judged & ranked
+        out[("run", "invisible")] = ranked
     return out
 
 
@@ -352,7 +373,8 @@ def explain(dataset: Dataset, run: Run, theirs, measures: list[Measure] | None =
     if not figures:
         raise InvalidInput("E_THEIRS_FORMAT", f"none of the measures asked ({', '.join(sorted(wanted or ()))}) is "
                            f"among their figures ({', '.join(theirs.figures)})", file=theirs.source)
-    ids = sources.prepared("score", sources.duplicates[0]).base_set
+    ids = sources.index()
+    sources.n_ids = len(ids)
     query_sets = _query_sets(sources, ids)
     return Explanation([_explain_one(sources, f, ids, query_sets) for f in figures], theirs.form,
                        list(theirs.skipped), theirs.source)
