@@ -309,6 +309,8 @@ class _Search:
 
     def _judge(self, combo: dict, values: np.ndarray, chosen: np.ndarray, wrong: int, zero: bool) -> None:
         t = self.target
+        if wrong and (self.matches or (self.best is not None and wrong > self.best[0][0])):
+            return  # cannot match, and cannot be the closest: skip its means
         rounded = [("none", None)] if t.mean is None else list(_means(np.where(chosen, values, 0.0), chosen).items())
         for rounding, mean in rounded:
             full = combo if t.mean is None else {**combo, "rounding": rounding}
