@@ -2,6 +2,7 @@
 pytrec_eval and ir_measures on inputs where every axis shows (test_explain.py's QRELS and RUN), and
 explains six measures of a DL19 run within the issue's budget."""
 import json
+import re
 import subprocess
 import sys
 import time
@@ -116,3 +117,31 @@ def test_ranx_outputs_are_explained(files):
     assert (decided["query_set"], decided["no_relevant"], decided["tie_break"], decided["precision"]) == \
         (["judged"], ["zero"], ["doc_desc"], ["float64"])
     assert ex.decided("RR@2")["rr_cutoff"] == ["honoured"]
+
+
+def test_pruning_on_a_subset_changes_no_answer(shared_data, trec_eval_binary, tmp_path, monkeypatch):
+    """Trying every combination on 8 queries first, then only the survivors on all, gives the same matches,
+    decided axes and closest combination as the whole search (DL19, one value of theirs altered)."""
+    import gzip
+
+    import trec_bridge.explain_search as search
+
+    qrels = shared_data / "qrels/anserini-tools/qrels.dl19-passage.txt"
+    run = tmp_path / "run"
+    run.write_bytes(gzip.decompress((shared_data / "runs/trec-dl-2019-passage-official/input.idst_bert_p1.gz").read_bytes()))
+    out = subprocess.run([trec_eval_binary, "-q", "-m", "recip_rank", "-m", "ndcg_cut.10", "-m", "map", str(qrels),
+                          str(run)], capture_output=True, text=True, check=True).stdout
+    altered = re.sub(r"(?m)^(recip_rank\s+1037798\s+)\S+$", r"\g<1>0.0123", out)
+    assert altered != out
+
+    def answer(figures):
+        ex = tb.explain(qrels, run, figures).explanation
+        return [(sorted(tuple(sorted(c.values.items())) for c in m.matches), m.decided, m.undecided,
+                 m.closest and (m.closest.values, m.closest.mismatched)) for m in ex.measures]
+
+    monkeypatch.setattr(search, "PRUNE_ABOVE", 10)
+    pruned = [answer(out), answer(altered)]
+    monkeypatch.setattr(search, "PRUNE_ABOVE", 10 ** 9)
+    assert pruned == [answer(out), answer(altered)]
+    rr = next(m for m in tb.explain(qrels, run, altered).explanation.measures if m.measure == "RR")
+    assert not rr.explained and [q for q, _, _ in rr.closest.mismatched] == ["1037798"]

@@ -208,20 +208,71 @@ def _variants(measure: Measure) -> list[tuple[dict[str, str], Measure]]:
     return out
 
 
-def _columns(sources: _Sources, measure: Measure):
-    """(axis values, value per query, defined per query) of every combination of the value-changing axes."""
+def _columns(sources: _Sources, measure: Measure, only: set | None = None):
+    """(axis values, value per query, defined per query) of every combination of the value-changing axes
+    (``only``: just these combinations, as sorted item tuples)."""
     variants = _variants(measure)
-    measures = list(dict.fromkeys(m for _, m in variants))
     for order_values, source, ordering in sources.orderings():
         for duplicates in sources.duplicates:
             prepared = sources.prepared(source, duplicates)
             for policy_values in _policy_axes(measure, sources.dataset.threshold):
+                base = {**order_values, "duplicates": duplicates, **policy_values}
+                wanted = [(v, m) for v, m in variants if only is None or _key({**base, **v}) in only]
+                if not wanted:
+                    continue
                 policy = SEARCH_BASE.with_axis(ordering=ordering, duplicates=duplicates, **policy_values)
-                result = evaluate(prepared, measures, policy, approximate=True)
-                for variant_values, m in variants:
+                result = evaluate(prepared, list(dict.fromkeys(m for _, m in wanted)), policy, approximate=True)
+                for variant_values, m in wanted:
                     values, defined = sources.padded(*result.queries.column(str(m)))
-                    yield ({**order_values, "duplicates": duplicates, **policy_values, **variant_values},
-                           values, defined)
+                    yield {**base, **variant_values}, values, defined
+
+
+def _key(axes: dict) -> tuple:
+    return tuple(sorted(axes.items()))
+
+
+SUBSET = 8  # with per-query figures on many queries, every combination is tried on this many of them first
+PRUNE_ABOVE = 100  # ... when they give more than this many (below, preparing the subset costs more than it saves)
+
+
+def _survivors(sources: _Sources, figures, ids: list[str]) -> tuple[set, dict] | None:
+    """The value-changing combinations that reproduce their values on a few of their queries, and every value
+    tried there; None when the search is small enough to run whole (or the subset cannot stand for the run)."""
+    theirs = [q for q in ids if q in (figures.per_query or {})]
+    if len(theirs) <= max(PRUNE_ABOVE, 2 * SUBSET):
+        return None
+    sub = _subset(sources, theirs[::len(theirs) // SUBSET][:SUBSET])
+    if sub.duplicates != sources.duplicates or set(sub.runs) != set(sources.runs):
+        return None
+    sub_ids = sub.index()
+    sub.n_ids = len(sub_ids)
+    t = _Target.of(figures, sub_ids)
+    keep, tried = set(), {}
+    for axes, values, _ in _columns(sub, figures.measure):
+        for k, v in axes.items():
+            tried.setdefault(k, set()).add(v)
+        if np.all(np.abs(values - t.value)[t.has] <= t.tolerance[t.has]):  # necessary for a match: 0 or the value
+            keep.add(_key(axes))
+    return keep, tried
+
+
+def _subset(sources: _Sources, queries: list[str]) -> _Sources:
+    """The same inputs cut to ``queries``: their judgments, their rankings."""
+    import polars as pl
+
+    from .model import Qrels
+
+    keep = set(queries)
+    ds = sources.dataset
+    dataset = replace(ds, queries=tuple(q for q in ds.queries if q.query_id in keep), unjudged_queries=(),
+                      qrels=Qrels(ds.qrels.frame.filter(pl.col("query_id").is_in(queries))))
+
+    def cut(run: Run) -> Run:
+        return Run(**{**run.__dict__, "frame": run.frame.filter(pl.col("query_id").is_in(queries)),
+                      "queries": tuple(q for q in run.queries if q in keep), "order": None, "_blocks": None,
+                      "_pair_keys": None, "_own_scores": None,
+                      "failures": {q: r for q, r in run.failures.items() if q in keep}})
+    return _Sources(dataset, cut(sources.runs["score"]), cut(sources.runs["rank"]) if "rank" in sources.runs else None)
 
 
 @dataclass
@@ -387,7 +438,11 @@ def _explain_one(sources: _Sources, figures, ids: list[str], query_sets: dict) -
     tools = tool_defaults(figures.measure, sources.runs["score"], figures.mean is not None)
     unanswered = ~np.isin(np.array(ids, dtype=object), np.array(list(sources.runs["score"].queries), dtype=object))
     search = _Search(target, query_sets, tools, unanswered)
-    for axes, values, defined in _columns(sources, figures.measure):
+    pruned = _survivors(sources, figures, ids)
+    if pruned is not None and pruned[0]:
+        search.tried.update(pruned[1])  # ruled out on the subset: tried, not unknown
+    only = pruned[0] if pruned is not None and pruned[0] else None  # none survives: search whole for the closest
+    for axes, values, defined in _columns(sources, figures.measure, only):
         search.check(axes, values, defined)
     out = MeasureExplanation(str(figures.measure), figures.spelled, figures.per_query is not None, search.matches,
                              search.closest(), tools, their_mean=None if figures.mean is None else figures.mean.value,
