@@ -129,3 +129,18 @@ def test_check_metric_on_the_hard_cases_alone():
     departure = next(d for d in report.departures if d.axis == "den")
     assert len(departure.case.qrels["q1"]) == 12 and departure.case.theirs == {"q1": 2 / 10}
     assert "departure on den: min_k instead of rel" in str(report)
+
+
+def test_duplicates_rule_is_found_for_a_run_that_repeats_a_document():
+    import polars as pl
+
+    from trec_bridge.model import RUN_SCHEMA, Run
+
+    frame = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "z", "a"], "rank": [1, 2, 3],
+                          "score": [3.0, 2.0, 1.0]}, schema=RUN_SCHEMA)
+    run = Run(frame, ("q1",))
+    qrels = {"q1": {"a": 1, "b": 1}}
+    last = tb.explain(qrels, run, {"RR": {"q1": 0.5}})  # a's last line (rank 3) wins, after z
+    assert last.decided("RR")["duplicates"] == ["last_wins"]
+    both = tb.explain(qrels, run, {"R@3": {"q1": 1.0}})  # a counted twice: 2 of 2 relevant
+    assert both.decided("R@3")["duplicates"] == ["keep_all"]
