@@ -38,6 +38,9 @@ SLOW_FILES = frozenset({
     "test_trec_eval_dropin_hypothesis.py",
     "test_trec_eval_families_binary.py",
     "test_trec_eval_families_dl.py",
+    "test_explain_tools.py",
+    "test_check_metric.py",
+    "test_explain.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.

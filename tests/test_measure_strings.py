@@ -118,7 +118,7 @@ def test_gate_keeps_the_notes_of_the_measure_list(capsys, tmp_path):
 
 @pytest.mark.parametrize("typed,hint", [
     ("nDCG(gian=exp)@10", "did you mean gain=?"), ("nDCG(dgc=exp-log2)@10", "did you mean dcg=?"),
-    ("RR(rell=2)@5", "did you mean rel=?"), ("P(gain=linear)@5", "it takes rel"),
+    ("RR(rell=2)@5", "did you mean rel=?"), ("P(gain=linear)@5", "it takes den, rel, relevant"),
 ])
 def test_an_unknown_parameter_gets_the_closest_one(typed, hint):
     with pytest.raises(InvalidInput) as err:

@@ -9,7 +9,8 @@ ir_datasets until a function is called)::
 """
 __version__ = "0.1.0"
 
-__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "InvalidInput"]
+__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "explain",
+           "InvalidInput"]
 
 
 def __getattr__(name: str):

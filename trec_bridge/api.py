@@ -23,7 +23,8 @@ from .errors import InvalidInput, UsageError
 from .model import Dataset, Qrels, Query, Run
 from .scorer import ScoreResult
 
-__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "InvalidInput"]
+__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "explain",
+           "InvalidInput"]
 
 
 class _AsInvalidInput:
@@ -221,6 +222,84 @@ def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: i
     'incomplete'
     """
     return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run)
+
+
+def explain(qrels: Any, run: Any, theirs: Any, measures: Any = None, *, rel: int | None = None,
+            split: str | None = None) -> "Explained":
+    """Which conventions make trec-bridge reproduce ``theirs`` for this qrels and run (``trec-bridge explain``).
+
+    ``theirs``: a path or text of trec_eval output (with or without -q),
+    ir_measures output, a query/measure/value TSV, JSON ``{measure: {query:
+    value}}``, summary figures (``"nDCG@10=0.612 MRR@10=0.41"``), or a dict
+    ``{measure: {query: value}}`` / ``{measure: value}``.  ``measures``: only
+    these of theirs.  A run given as a TREC file is searched in its rank
+    column too.
+
+    >>> ex = explain({"q1": {"a": 1}}, {"q1": {"a": 1.0, "b": 1.0}}, {"RR": {"q1": 1.0}})
+    >>> ex.explained, ex.best("RR")[0]  # a dict run breaks ties by document ID descending: b, then a
+    (True, {'tool': 'strict', 'differs': {'tie_break': 'doc_asc'}})
+    """
+    from converters.theirs import read_theirs
+
+    from .explain_search import explain as search
+
+    with _AsInvalidInput():
+        dataset = select_checked_dataset(qrels, rel, split)
+        r, _ = _run_and_ints(run)
+        by_rank = None
+        if _is_path(run) and r.order_source == "score":
+            from converters.detect import load_run_any
+
+            by_rank = load_run_any(run, order="rank")
+        chosen = None if measures is None else _measures(measures)
+        return Explained(search(dataset, r, read_theirs(theirs), chosen, run_by_rank=by_rank))
+
+
+def select_checked_dataset(qrels: Any, rel: int | None, split: str | None) -> Dataset:
+    from .scorer import select_checked
+
+    return select_checked(_dataset_and_ints(qrels, rel)[0], split)
+
+
+class Explained:
+    """``explain``'s answer: ``explained``, per measure ``best(measure)`` and ``decided(measure)``, the JSON and
+    the text of ``trec-bridge explain`` (``to_json()``, ``str()``)."""
+
+    def __init__(self, explanation):
+        self.explanation = explanation
+
+    @property
+    def explained(self) -> bool:
+        return self.explanation.explained
+
+    def _measure(self, measure: str):
+        for m in self.explanation.measures:
+            if measure in (m.measure, m.spelled):
+                return m
+        raise KeyError(measure)
+
+    def best(self, measure: str) -> list[dict]:
+        """[{"tool": name, "differs": {axis: value}}] closest to a known tool's defaults (empty: not reproduced)."""
+        from .explain_report import best
+
+        return best(self._measure(measure))
+
+    def decided(self, measure: str) -> dict[str, list[str]]:
+        """axis -> the values that reproduce their figures, for the axes these inputs decide."""
+        m = self._measure(measure)
+        return {k: v for k, v in m.decided.items() if k not in m.undecided}
+
+    def to_json(self) -> dict:
+        from .explain_report import explanation_json
+
+        return explanation_json(self.explanation)
+
+    def __str__(self) -> str:
+        from .explain_report import render_text
+
+        return render_text(self.explanation)
+
+    __repr__ = __str__
 
 
 class Result:

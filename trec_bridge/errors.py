@@ -16,6 +16,7 @@ EXIT_INVALID = 1
 EXIT_INCOMPLETE = 2
 EXIT_UNEXPLAINED = 3
 EXIT_GATE_FAILED = 4
+EXIT_UNREPRODUCED = 5  # explain: no combination of the axes reproduces their figures
 
 # code -> meaning.  Grouped by where the problem is found.
 ERROR_CODES: dict[str, str] = {
@@ -76,6 +77,9 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
     "E_GAIN_OVERFLOW": "nDCG gains whose sum or ratio overflows a double (exponential gain of high grades, huge gains= values)",
+    "E_THEIRS_FORMAT": "figures given to explain (THEIRS) in no shape it reads: trec_eval or ir_measures output, "
+                       "a query/measure/value TSV, a JSON mapping, or name=value summary figures",
+    "E_THEIRS_VALUE": "a value among the figures given to explain that is not a finite number",
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",

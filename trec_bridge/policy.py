@@ -48,8 +48,9 @@ class Policy:
     unknown_docs: Literal["reject", "ignore"] = "reject"
     # An explicitly empty ranking: a record of the run, or invisible (TREC files cannot hold one).
     empty_rankings: Literal["recorded", "invisible"] = "recorded"
-    # The same document twice in a ranking: reject, or keep the last line (dict semantics).
-    duplicates: Literal["reject", "last_wins"] = "reject"
+    # The same document twice in a ranking: reject, or keep the last line (dict semantics); the first line, or
+    # every line (counted twice) are what home-grown code does (``explain`` searches them; no named policy uses them).
+    duplicates: Literal["reject", "last_wins", "first_wins", "keep_all"] = "reject"
     ordering: Ordering = Ordering()
     # nDCG gain when the measure names none, and which grades can earn gain: any grade > 0
     # (trec_eval ignores -l for nDCG), or the relevance threshold.  A measure string means what

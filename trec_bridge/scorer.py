@@ -233,8 +233,8 @@ def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Orderi
         memory_guard.check_queries(universe.height + len(prepared.summary.queries) + len(part.queries), n_measures,
                                    part.source)
         prepared.checks.add(part)
-        if duplicates == "last_wins":
-            part = keep_last_repeat(part)
+        if duplicates in ("last_wins", "first_wins"):
+            part = keep_last_repeat(part, duplicates.split("_")[0])
         for builder in prepared.builders.values():
             builder.add(part)
         prepared.summary.add(part)
@@ -287,8 +287,13 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
     return dataset
 
 
-def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT) -> ScoreResult:
-    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means."""
+def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT, *,
+             approximate: bool = False) -> ScoreResult:
+    """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means.
+
+    ``approximate``: per-query values as the kernels' floats (within an ulp of the correctly rounded exact
+    value) and float means, no fractions: for a search that compares many combinations with printed figures
+    (explain), never for a report."""
     if policy.duplicates != prepared.duplicates:
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
@@ -299,7 +304,7 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     index = query_index(index_ids)
     rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
     missing = statuses.codes == STATUSES.index("missing") if policy.missing_score == "zero" else None
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing)
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
 
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
@@ -325,9 +330,11 @@ def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, 
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
-                    index_ids: list[str], zeroed: np.ndarray | None = None) -> dict[str, "_MeasureValues"]:
+                    index_ids: list[str], zeroed: np.ndarray | None = None,
+                    approximate: bool = False) -> dict[str, "_MeasureValues"]:
     """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule);
-    ``zeroed`` (a mask, under ``missing_score="zero"``): queries that score 0 whatever the kernel says."""
+    ``zeroed`` (a mask, under ``missing_score="zero"``): queries that score 0 whatever the kernel says;
+    ``approximate``: the kernels' floats, no exact terms."""
     per_measure: dict[str, _MeasureValues] = {}
     for m in measures:
         ranking = rankings[policy.ordering_for(m)]
@@ -344,6 +351,8 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
         if policy.no_relevant != "null":
             counted = np.ones(len(index_ids), dtype=bool)
         # a rational measure's float is its exact value correctly rounded
+        if approximate:
+            values = Values(values.value)  # the floats, no exact terms
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
     return per_measure
 
@@ -447,6 +456,12 @@ class QueryResults(Sequence):
 
     def without_relevant(self) -> list[str]:
         return self.ids_where(self._relevant == 0)
+
+    def column(self, measure: str) -> tuple[np.ndarray, np.ndarray]:
+        """One measure over every query at once: (float value per query, True where it has one), for callers
+        that compare whole columns (explain) rather than read query by query."""
+        mv = self._per_measure[measure]
+        return mv.rounded, mv.counted
 
 
 def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInput:

@@ -64,11 +64,12 @@ class RunChecks:
         return unjudged
 
 
-def keep_last_repeat(run: Run) -> Run:
-    """Dict semantics (ir_measures, ranx): a document repeated in a ranking keeps its last row only."""
+def keep_last_repeat(run: Run, keep: str = "last") -> Run:
+    """Dict semantics (ir_measures, ranx): a document repeated in a ranking keeps its last row only
+    (``keep="first"``: its first row, as code that skips a document already seen)."""
     if run.unique_checked:
         return run
-    frame = (run.frame.unique(subset=["query_id", "doc_id"], keep="last", maintain_order=True)
+    frame = (run.frame.unique(subset=["query_id", "doc_id"], keep=keep, maintain_order=True)
              .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id").cast(pl.Int64)))
     return Run(**{**run.__dict__, "frame": frame, "unique_checked": True})
 

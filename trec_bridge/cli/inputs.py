@@ -47,6 +47,13 @@ class Inputs:
 
         return load_run_any(path, order=self.order, chunks=self.chunk_map_path is not None)
 
+    def load_run_other_order(self):
+        """The main run read by its rank column when it was read by score, and the other way round."""
+        from converters.detect import load_run_any
+
+        return load_run_any(self.run_path, order="rank" if self.order == "score" else "score",
+                            chunks=self.chunk_map_path is not None)
+
     def roles(self) -> dict[str, str]:
         """Each input file given, by its role in the report's fingerprints."""
         roles = {"dataset": self.dataset_path, "run": self.run_path, "queries": self.queries_path,

@@ -30,6 +30,7 @@ COMMANDS = {
     "compare": "compare",
     "docs": "docs",
     "trec_eval": "trec_eval_cmd",
+    "explain": "explain",
 }
 
 
@@ -48,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Trustworthy IR evaluation: a strict scorer, TREC/JSON converters and a "
         "cross-check against trec_eval, pytrec_eval and ir_measures.",
         epilog="Exit codes: 0 complete, 1 invalid input, 2 incomplete run (report still written), "
-        "3 unexplained difference in a cross-check, 4 acceptance gate failed.",
+        "3 unexplained difference in a cross-check, 4 acceptance gate failed, 5 figures that explain "
+        "cannot reproduce.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

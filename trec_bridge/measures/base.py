@@ -14,6 +14,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .variants import relevance_level
+
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,10 @@ class Ranking:
     def per_query_count(self, row_mask: np.ndarray) -> np.ndarray:
         return np.bincount(self.row_query[row_mask], minlength=self.n_queries).astype(np.int64)
 
-    def relevant_count(self, rel: int) -> np.ndarray:
-        """Relevant judged documents per query (grade >= rel, never a negative grade)."""
+    def relevant_count(self, rel: int | None) -> np.ndarray:
+        """Relevant judged documents per query (grade >= rel, never a negative grade; None: every judged one)."""
+        if rel is None:
+            return np.bincount(self.qrels_query, minlength=self.n_queries).astype(np.int64)
         mask = (self.qrels_grade >= rel) & (self.qrels_grade >= 0)
         return np.bincount(self.qrels_query[mask], minlength=self.n_queries).astype(np.int64)
 
@@ -145,8 +149,9 @@ class Ranking:
         mask = self.relevant_rows(rel, None) & (self.rank <= n[self.row_query])
         return self.per_query_count(mask)
 
-    def relevant_rows(self, rel: int, cutoff: int | None) -> np.ndarray:
-        mask = (self.grade >= rel) & (self.grade >= 0)
+    def relevant_rows(self, rel: int | None, cutoff: int | None) -> np.ndarray:
+        """Judged rows in the top ``cutoff`` that are relevant at ``rel`` (None: every judged row)."""
+        mask = np.ones(len(self.grade), dtype=bool) if rel is None else (self.grade >= rel) & (self.grade >= 0)
         if cutoff is not None:
             mask &= self.rank <= cutoff
         return mask
@@ -283,6 +288,11 @@ def plain_context(m: "Measure", rel: int, policy) -> "MeasureContext":
     return MeasureContext(rel=rel)
 
 
+def variant_context(m: "Measure", rel: int, policy) -> "MeasureContext":
+    """A binary measure's threshold, as its ``relevant=`` variant says (variants.py; the threshold by default)."""
+    return MeasureContext(rel=relevance_level(m, rel))
+
+
 def as_given(m: "Measure", policy) -> "Measure":
     """The measure a policy computes for ``m``: ``m`` itself, unless the family says otherwise."""
     return m
@@ -342,7 +352,7 @@ class Family:
 class MeasureContext:
     """What one measure is computed with: the threshold of a binary measure, nDCG's gain and grade floor."""
 
-    rel: int
+    rel: int | None  # None: every judged document counts as relevant (the relevant=judged variant)
     gain: Callable[[np.ndarray], np.ndarray] | None = None
     ideal_floor: int = 1  # grades below this never enter the nDCG ideal or DCG
     gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)

@@ -7,6 +7,9 @@ The discount is 1/log2(rank+1).  The ideal is built from every judged grade
 of the query, retrieved or not, best gain first.  A query is defined when one
 of its judged documents has a positive gain: otherwise the ideal is 0 and
 nDCG is 0/0 (policy §2 makes it null under the strict policy).
+Variants (variants.py, never the default): ``ideal=retrieved|top_k`` builds
+the ideal from the retrieved documents only, ``discount=`` changes the
+discount (log2_rank, log2_rank2, ln_rank).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 from ..errors import InvalidInput
 from ..integers import INT64_MAX, INT64_MIN, in_range
 from ..messages import quote
+from . import variants
 from .base import Family, MeasureContext, Ranking, Values, check_finite, register
 from .trec_names import cutoff_name, gain_map_name
 
@@ -23,9 +27,10 @@ def ndcg(r: Ranking, m, ctx) -> Values:
     in_cut = np.ones(len(r.rank), dtype=bool) if m.cutoff is None else r.rank <= m.cutoff
     useful = in_cut & (r.grade >= ctx.ideal_floor)
     rows = np.flatnonzero(useful)
-    dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) / np.log2(r.rank[rows] + 1.0),
+    discount = DISCOUNTS[variants.variant(m, "discount") or "log2"]  # None: a family without the variant
+    dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) * discount(r.rank[rows]),
                       minlength=r.n_queries)
-    idcg = _ideal(r, m.cutoff, ctx)
+    idcg = _ideal(r, m, ctx, discount)
     check_finite(("DCG", dcg), ("ideal DCG", idcg))  # 2^g-1 of high grades, or huge gains=, can sum past a double
     value = np.zeros(r.n_queries, dtype=np.float64)
     with np.errstate(over="ignore"):
@@ -40,8 +45,28 @@ def _judged_gains(r: Ranking, ctx) -> tuple[np.ndarray, np.ndarray]:
     return r.qrels_query[keep], ctx.gain(r.qrels_grade[keep])
 
 
-def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
-    q, gain = _judged_gains(r, ctx)
+DISCOUNTS = {  # rank (1-based) -> discount, one per value of the ``discount`` variant
+    "log2": lambda rank: 1.0 / np.log2(rank + 1.0),
+    "log2_rank": lambda rank: 1.0 / np.maximum(np.log2(rank.astype(np.float64)), 1.0),
+    "log2_rank2": lambda rank: 1.0 / np.log2(rank + 2.0),
+    "ln_rank": lambda rank: 1.0 / np.maximum(np.log(rank.astype(np.float64)), 1.0),
+}
+
+
+def _ideal_gains(r: Ranking, m, ctx) -> tuple[np.ndarray, np.ndarray]:
+    """(query, gain) the ideal ranking is built from: every judgment, or the retrieved rows (``ideal`` variant)."""
+    chosen = variants.variant(m, "ideal")
+    if chosen == "judged":
+        return _judged_gains(r, ctx)
+    keep = r.grade >= ctx.ideal_floor
+    if chosen == "top_k" and m.cutoff is not None:
+        keep &= r.rank <= m.cutoff
+    return r.row_query[keep], ctx.gain(r.grade[keep])
+
+
+def _ideal(r: Ranking, m, ctx, discount) -> np.ndarray:
+    cutoff = m.cutoff
+    q, gain = _ideal_gains(r, m, ctx)
     order = np.lexsort((-gain, q))  # by query, gain descending: the best possible ranking
     q, gain = q[order], gain[order]
     starts = np.searchsorted(q, q, side="left")
@@ -49,7 +74,7 @@ def _ideal(r: Ranking, cutoff: int | None, ctx) -> np.ndarray:
     if cutoff is not None:
         sel = pos <= cutoff
         q, gain, pos = q[sel], gain[sel], pos[sel]
-    return np.bincount(q, weights=gain / np.log2(pos + 1.0), minlength=r.n_queries)
+    return np.bincount(q, weights=gain * discount(pos), minlength=r.n_queries)
 
 
 def has_positive_gain(r: Ranking, m, ctx) -> np.ndarray:
@@ -115,11 +140,11 @@ def one_gain(params: dict, token: str) -> None:
 NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whatever the relevance threshold, as in "
           "trec_eval and ir_measures; to give low grades no gain, map them: nDCG(gains={{1:0}})")
 
-register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
+register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}) | variants.params("nDCG"),
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
                 defined=has_positive_gain, context=context,
                 tool_names={"trec_eval": [gain_map_name("nDCG", "ndcg"), cutoff_name("nDCG", "ndcg_cut")],
                             "ir_measures": "nDCG"},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
-                refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains},
+                refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains, **variants.readers("nDCG")},
                 check_params=one_gain))

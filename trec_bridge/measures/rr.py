@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .base import Family, Ranking, Values, register
+from . import variants
+from .base import Family, Ranking, Values, register, variant_context
 
 
 def reciprocal_rank(r: Ranking, m, ctx) -> Values:
@@ -30,6 +31,7 @@ def cutoff_under(m, policy):
 
 
 # trec_eval: (name without cutoff, name with one); None: the tool takes no cutoff and ignores it
-register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}),
+register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}) | variants.params("RR"),
+                context=variant_context, param_readers=variants.readers("RR"),
                 description="reciprocal rank of the first relevant document in the top k",
                 effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR"}))

@@ -20,6 +20,7 @@ from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
 from ..measures.base import FAMILIES, Measure
 from ..measures.trec_names import trec_eval_form
+from ..measures.variants import named_variant
 from ..model import Qrels, Run
 from ..ordering import synthetic_score_expr
 from .result import Done, Pending, ReferenceResult  # noqa: F401  (re-exported: the adapters import them from here)
@@ -61,6 +62,9 @@ class Reference(ABC):
         emulation never prints a number the tool does not print.  Subclasses
         add what depends on the judgments (nDCG gain maps).
         """
+        named = named_variant(measure)
+        if named is not None:
+            return f"{named} is a named variant of {measure.family} (docs/explain.md) that no reference tool computes"
         return self._reason(measure, effective_rel(measure, rel))
 
     def refusal_under(self, policy, measure: Measure, rel: int, qrels: Qrels) -> str | None:

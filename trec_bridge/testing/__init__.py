@@ -1,4 +1,11 @@
-"""A helper for a project's own tests: check its metric values against trec-bridge's, and say which policy they follow.
+"""Helpers for a project's own tests: check its metric values against trec-bridge's, and say which convention
+its metric code follows.
+
+* ``assert_scores_equal``: their values on one input against ours, naming the policy they match;
+* ``check_metric`` / ``assert_metric``: run their metric function on generated hard cases (ties, float32-equal
+  scores, queries without relevant documents, missing queries, graded and negative judgments, rankings
+  shorter than k) and report the convention it implements on each axis, with the smallest case that shows
+  each departure from the measure's standard definition (check.py; the cases: strategies.py, hypothesis).
 
 >>> from trec_bridge.testing import assert_scores_equal
 >>> assert_scores_equal({"q1": 0.5}, {"q1": {"a": 1}}, {"q1": {"b": 2.0, "a": 1.0}}, "RR")
@@ -8,7 +15,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["assert_scores_equal"]
+__all__ = ["assert_scores_equal", "check_metric", "assert_metric"]
+
+
+def check_metric(fn, measure, **options):
+    """``check.check_metric``: which convention ``fn(qrels, run) -> {query: value}`` implements, axis by axis."""
+    from .check import check_metric as check
+
+    return check(fn, measure, **options)
+
+
+def assert_metric(fn, measure, **expected):
+    """``check.assert_metric``: raise AssertionError (with the report) unless ``fn`` follows the standard definition
+    of ``measure``, or the axis values given in ``expected`` (e.g. ``tie_break="doc_asc"``)."""
+    from .check import assert_metric as check
+
+    return check(fn, measure, **expected)
 
 
 def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: str = "strict", *,
@@ -24,7 +46,7 @@ def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: 
     >>> assert_scores_equal(0.75, {"q1": {"a": 1}, "q2": {"c": 1}}, {"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 1.0}},
     ...                     "RR", policy="trec_eval")
     """
-    from .api import Evaluator, read_dataset, read_run
+    from ..api import Evaluator, read_dataset, read_run
 
     dataset, r = read_dataset(qrels, rel=rel), read_run(run)
     differences = _differences(their, Evaluator(dataset, [measure], policy).score(r), abs_tol)
@@ -57,8 +79,8 @@ def _same(a: Any, b: Any, abs_tol: float) -> bool:
 
 
 def _matches(their: Any, dataset, run, measure: Any, policy: str, abs_tol: float) -> bool:
-    from .api import Evaluator
-    from .errors import InvalidInput
+    from ..api import Evaluator
+    from ..errors import InvalidInput
 
     try:
         return not _differences(their, Evaluator(dataset, [measure], policy).score(run), abs_tol)
@@ -67,6 +89,6 @@ def _matches(their: Any, dataset, run, measure: Any, policy: str, abs_tol: float
 
 
 def _policies() -> list[str]:
-    from .policy import POLICIES
+    from ..policy import POLICIES
 
     return list(POLICIES)
