@@ -4,9 +4,8 @@ The drop-in prints only the ``-m`` names whose measure families are
 registered (measures/trec_names.registered) plus the labels it makes itself
 (runid, relstring).  ``restricted`` rewrites a trec_eval command line to those
 names (nicknames and the default ``official`` set expanded), so that every
-command is compared today on what exists; ``missing_names`` says which names
-a full comparison still waits for (those tests are strict xfails, so they turn
-into failures the moment the families arrive, telling us to drop the mark).
+command can be compared on what exists; ``missing_names`` says which names
+have no family (the full comparisons assert there are none).
 """
 from __future__ import annotations
 

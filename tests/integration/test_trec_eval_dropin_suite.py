@@ -8,10 +8,8 @@ lines of test_trec_eval_suite.FILES, as the Makefile runs them) is covered:
 * every other command is run by the drop-in and by the binary with its -m
   options cut to the names whose families are registered, with and without
   -q and -c, and the outputs must be equal byte for byte;
-* the command exactly as the Makefile runs it must print the expected file.
-  Until every name it selects has a family (te-core/te-more add them), that
-  test is a strict xfail computed from the registry: it fails the moment the
-  families arrive, so the mark is dropped then.
+* the command exactly as the Makefile runs it must print the expected file
+  (every name it selects has a registered family: asserted).
 """
 from __future__ import annotations
 
@@ -51,9 +49,8 @@ def full_params():
     out = []
     for cmd in SUPPORTED:
         missing = missing_names(argv_of(cmd))
-        marks = [pytest.mark.xfail(strict=True, reason=f"needs families from te-core/te-more: {', '.join(missing)}")] \
-            if missing else []
-        out.append(pytest.param(cmd, marks=marks, id=cmd.output))
+        assert not missing, f"no family registered for trec_eval's {missing}"
+        out.append(pytest.param(cmd, id=cmd.output))
     return out
 
 
