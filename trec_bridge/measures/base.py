@@ -277,6 +277,17 @@ class MeasureOverflow(ArithmeticError):
         self.query, self.what = query, what
 
 
+class MeasureRefused(ValueError):
+    """A kernel found input its measure cannot score (a grade above the measure's scale): refused, never repaired.
+
+    ``query`` is the query index; the scorer turns this into ``code`` naming the query ID.
+    """
+
+    def __init__(self, query: int, code: str, message: str):
+        super().__init__(message)
+        self.query, self.code, self.message = query, code, message
+
+
 def check_finite(*named: tuple[str, np.ndarray]) -> None:
     """Raise MeasureOverflow for the first query whose entry in any (name, per-query array) is inf or nan."""
     for name, a in named:
