@@ -44,7 +44,7 @@ def test_a_fold_shared_by_two_families_needs_its_exact_spelling(monkeypatch):
     with pytest.raises(InvalidInput) as err:
         parse_measures("rr@10")
     assert err.value.code == "E_MEASURE_UNKNOWN"
-    assert "did you mean RR@10 or R@10?" in err.value.message
+    assert "did you mean RR@10 or " in err.value.message and " R@10?" in err.value.message  # (ERR@10 is near too)
 
 
 @pytest.mark.parametrize("typed,kept,note", [
@@ -60,9 +60,9 @@ def test_a_repeat_is_dropped_and_said(typed, kept, note):
 
 
 @pytest.mark.parametrize("typed,suggestion", [
-    ("nDGC@10", "did you mean nDCG@10?"), ("mrrr@10", "did you mean MRR@10?"), ("succes@1", "did you mean Success@1?"),
-    ("P_10", "did you mean P@10?"), ("Recal@100", "did you mean Recall@100?"), ("ndcg_cut_10", "did you mean nDCG@10?"),
-    ("nDGC(dcg=exp-log2)@5", "did you mean nDCG(dcg=exp-log2)@5?"),
+    ("nDGC@10", "did you mean nDCG@10"), ("mrrr@10", "did you mean MRR@10"), ("succes@1", "did you mean Success@1?"),
+    ("P_10", "did you mean P@10?"), ("Recal@100", "did you mean Recall@100?"), ("ndcg_cut_10", "did you mean nDCG@10"),
+    ("nDGC(dcg=exp-log2)@5", "did you mean nDCG(dcg=exp-log2)@5"),
 ])
 def test_an_unknown_name_gets_the_closest_spelling(typed, suggestion):
     with pytest.raises(InvalidInput) as err:
@@ -102,7 +102,7 @@ def test_score_cli_suggests_a_spelling(capsys, tmp_path):
                            "--json", tmp_path / "r.json")
     assert code == 1 and not (tmp_path / "r.json").exists()
     assert err.strip().splitlines()[-1].startswith("trec-bridge: error: [E_MEASURE_UNKNOWN]")
-    assert "did you mean nDCG@10?" in err
+    assert "did you mean nDCG@10" in err
 
 
 def test_gate_keeps_the_notes_of_the_measure_list(capsys, tmp_path):
