@@ -65,6 +65,9 @@ README_END = "<!-- bench:results:end -->"
 
 STRICT_MEASURES = "nDCG@10 RR@10 R@100 R@1000 P@10 AP"
 TE_POLICY_MEASURES = "nDCG@10 RR R@100 R@1000 P@10 AP"  # RR: trec_eval's recip_rank has no cutoff
+# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval)
+IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1)"
+IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1,p=0.8)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
 TE_ARGS = ["-m", "map", "-m", "P.10", "-m", "recall.100,1000", "-m", "ndcg_cut.10", "-m", "recip_rank"]
 TE_NAMES = {"map": "AP", "P_10": "P@10", "recall_100": "R@100", "recall_1000": "R@1000",
             "ndcg_cut_10": "nDCG@10", "recip_rank": "RR"}
@@ -346,7 +349,7 @@ def parse_trec_eval(text: str) -> dict[str, str]:
     return out
 
 
-SCORE_NAMES = frozenset(STRICT_MEASURES.split() + TE_POLICY_MEASURES.split())
+SCORE_NAMES = frozenset(STRICT_MEASURES.split() + TE_POLICY_MEASURES.split() + list(IRM_NAMES))
 
 
 def parse_score_table(text: str) -> dict[str, str]:
@@ -404,6 +407,8 @@ class Tool:
     argv: Callable[[Ctx, Path, Path, Path], list[str]]
     ok_rc: tuple[int, ...]
     parse: Callable[[str], dict[str, str]]
+    versus: str = "trec_eval"  # the tool whose wall time, in the same iteration, the ratio divides by
+    default: bool = True  # run without --tools (the ir_measures-family pair is slow: ask for it)
 
 
 TOOLS = [
@@ -427,6 +432,12 @@ TOOLS = [
     Tool("ranx", "ranx (numba cache as found)",
          lambda c, q, r, o: [c.python, str(BENCH_DIR / "tool_ranx.py"), str(q), str(r)], (0,),
          parse_json_means(RANX_NAMES)),
+    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(r), IRM_MEASURES, "--policy", "ir_measures"],
+         (0, 2), parse_score_table, versus="ir_measures-irm", default=False),
+    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval)",
+         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(q), str(r), IRM_MEASURES], (0,),
+         parse_ir_measures, default=False),
 ]
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
 
@@ -532,6 +543,14 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
             ("NO", [f"crosscheck exited {rc}: an unexplained difference (see its stdout)"])
     if tool == "ranx":
         return "not checked (own tie rule)", []
+    if tool == "ir_measures-irm":
+        return "reference", []
+    if tool == "score-irm":
+        irm = values.get("ir_measures-irm")
+        if irm is None:
+            return "n/a (no ir_measures run)", []
+        checked, bad = compare(values[tool], irm, list(IRM_NAMES), "ir_measures", their=IRM_NAMES.get)
+        return _cell(checked, bad, "ir_measures"), bad
     mine = values[tool]
     if tool == "pytrec_eval":
         if te is None:
@@ -608,6 +627,8 @@ TARGETS = {
     ("W4", "score-te"): Target(ratio=0.25, rss_gib=1.0),
     ("W4s", "score"): Target(ratio=0.25, rss_gib=1.0),
     ("W4s", "score-te"): Target(ratio=0.25, rss_gib=1.0),
+    ("W1", "score-irm"): Target(ratio=0.5),  # vs ir_measures' own time (issue 18 §4)
+    ("W2", "score-irm"): Target(ratio=0.5),
 }
 
 
@@ -656,15 +677,15 @@ def bench_workload(spec: WorkloadSpec, qrels: Path, run: Path, tools: list[Tool]
                     failures.append(f"{spec.name}: cannot parse {tool.label}'s output ({exc}); see {so}")
             got[tool.key] = Sample(wall, rss, rc, values, so, se)
             log(f"[{spec.name} {it + 1}/{repeats}] {tool.key:<12} {wall:8.2f} s {rss / 1024:8.0f} MiB  rc={rc}")
-        te = got.get("trec_eval")
         pt = got.get("pytrec_eval")
         vals = {key: s.values for key, s in got.items() if s.rc in TOOL_BY_KEY[key].ok_rc}
         for tool in tools:
             s = got[tool.key]
             samples[tool.key].append(s)
-            if te is not None and te.rc == 0:
-                ratios[tool.key].append(s.wall / te.wall)
-                if pt is not None and pt.rc == 0:
+            base = got.get(tool.versus)
+            if base is not None and base.rc == 0:
+                ratios[tool.key].append(s.wall / base.wall)
+                if tool.versus == "trec_eval" and pt is not None and pt.rc == 0:
                     sum_ratios[tool.key].append(s.wall / (te.wall + pt.wall))
             if tool.key not in vals and tool.key != "crosscheck":
                 cells[tool.key] = "**failed**"
@@ -694,7 +715,7 @@ def judge(row: Row) -> str:
     verdict, why = True, []
     if t.ratio is not None:
         if not row.ratios:
-            return "n/a (no trec_eval)"
+            return f"n/a (no {row.tool.versus})"
         r = statistics.median(row.ratios)
         verdict &= r <= t.ratio
         why.append(f"{r:.2f}×")
@@ -756,12 +777,15 @@ def render(rows: list[Row], meta: dict) -> str:
         "",
         f"Command: `{meta['command']}`",
         "",
-        "| workload | tool | median wall s | ratio vs trec_eval | peak RSS MiB | numbers agree | target | met |",
+        "| workload | tool | median wall s | ratio vs trec_eval (or as named) | peak RSS MiB | numbers agree | target "
+        "| met |",
         "|---|---|---:|---:|---:|---|---|---|",
     ]
     for r in rows:
         walls = [s.wall for s in r.samples]
         ratio = f"{statistics.median(r.ratios):.3f}" if r.ratios else "—"
+        if r.ratios and r.tool.versus != "trec_eval":
+            ratio += f" vs {r.tool.versus}"
         rss = max(s.maxrss_kib for s in r.samples) / 1024
         lines.append(f"| {r.workload} | {r.tool.label} | {statistics.median(walls):.2f} | {ratio} | {rss:.0f} | "
                      f"{r.agree} | {r.target.text() if r.target else ''} | {r.met} |")
@@ -850,7 +874,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     f"{', '.join(QUICK)} (default W1,W2; W3 only when asked: minutes, ~2 GB disk)")
     ap.add_argument("--quick", action="store_true", help=f"the tiny workloads {', '.join(QUICK)} "
                     "(unless --workloads names others): seconds")
-    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS),
+    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS if t.default),
                     help="comma-separated subset of: " + ", ".join(t.key for t in TOOLS))
     ap.add_argument("--repeats", type=int, default=3, help="paired iterations per workload (default 3)")
     ap.add_argument("--work", type=Path, help="folder for workloads and outputs, outside the repository "
