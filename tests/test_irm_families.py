@@ -116,6 +116,7 @@ def test_a_grade_above_the_scale_is_refused_not_clipped(tmp_path, capsys):
 
 @pytest.mark.parametrize("text, code", [("SDCG@10", "E_MEASURE_PARAM"), ("NERR8(max_rel=3)", "E_CUTOFF"),
                                         ("RBP@10", "E_CUTOFF"), ("INST(T=0,max_rel=2)", "E_MEASURE_PARAM"),
+                                        ("INST(T=1e308,max_rel=2)", "E_MEASURE_PARAM"),
                                         ("RBP(p=1)", "E_MEASURE_PARAM"), ("Compat(rel=2)", "E_MEASURE_PARAM"),
                                         ("SDCG(min_rel=3,max_rel=3)@5", "E_MEASURE_PARAM"),
                                         ("INST(max_rel=2,rel=1)", "E_MEASURE_PARAM")])

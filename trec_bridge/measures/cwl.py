@@ -111,10 +111,14 @@ def read_probability(value, token: str) -> float:
     return float(value)
 
 
+MAX_TARGET = 1e6  # far beyond any ranking's total gain (at most 1,000 here); 2T must stay a finite double
+
+
 def read_target(value, token: str) -> float:
-    """INST/INSQ/NERR11's T, the gain the user wants: a positive finite number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise InvalidInput("E_MEASURE_PARAM", f"T must be a positive number, got {quote(value)} (in {quote(token)})")
+    """INST/INSQ/NERR11's T, the gain the user wants: a positive number up to ``MAX_TARGET``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TARGET:
+        raise InvalidInput("E_MEASURE_PARAM", f"T must be a positive number up to {MAX_TARGET:g}, got {quote(value)} "
+                           f"(in {quote(token)})")
     return float(value)
 
 
