@@ -150,3 +150,21 @@ def test_compat_ideal_puts_the_better_grade_first():
     assert value("Compat(p=0.5)", qrels={"1": {"a": 1, "c": 2}}, run={"1": {"a": 2.0, "c": 1.0}}) == \
         pytest.approx(1 / 3, abs=1e-12)
 
+
+
+def test_cwl_eval_ties_stay_in_the_runs_row_order_under_ir_measures():
+    """Tie order ``input`` (cwl_eval's stable sort): re-sorted by score, tied rows keep the run's row order."""
+    import polars as pl
+
+    from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
+    from trec_bridge.policy import IR_MEASURES
+    from trec_bridge.scorer import score
+
+    qrels = Qrels(pl.DataFrame([("1", "0", "a", 1), ("2", "0", "b", 1)], schema=QRELS_SCHEMA, orient="row"))
+    dataset = Dataset(queries=(Query("1"), Query("2")), qrels=qrels, threshold=1, query_source="qrels")
+    rows = [("1", "x", 1.0, 1), ("1", "a", 2.0, 2), ("1", "b", 2.0, 3),  # docno descending would put b first
+            ("2", "x", 1.0, 1), ("2", "b", 2.0, 2), ("2", "a", 2.0, 3)]  # docno ascending would put a first
+    run = Run(pl.DataFrame(rows, schema=RUN_SCHEMA, orient="row"), queries=("1", "2"))
+    (m,) = parse_measures("RBP(p=0.5,rel=1)")
+    result = score(dataset, run, [m], IR_MEASURES)
+    assert result.means[str(m)].value == pytest.approx(0.5, abs=1e-12)  # the relevant document first in both

@@ -147,6 +147,10 @@ MUTANTS = [
            r"values = Values\(printed\(values\.value, digits\)\)",
            "pass",
            "tests/test_irm_families.py::test_err_under_ir_measures_is_gdevals_five_decimal_printout"),
+    Mutant("cwl_eval's tied rows sorted by docno",
+           r'    if ordering\.tie_break == "input":\n        return \{"by": columns, "descending": descending\}\n',
+           "",
+           "tests/test_irm_families.py::test_cwl_eval_ties_stay_in_the_runs_row_order_under_ir_measures"),
     # nDCG is null only for a query without a positive gain, whatever the threshold
     Mutant("nDCG null at the threshold, not without a positive gain",
            r"np\.bincount\(\w+\[(?P<gain>\w+) > 0\], minlength=(?P<r>\w+)\.n_queries\) > 0",
