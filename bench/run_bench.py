@@ -67,7 +67,7 @@ STRICT_MEASURES = "nDCG@10 RR@10 R@100 R@1000 P@10 AP"
 TE_POLICY_MEASURES = "nDCG@10 RR R@100 R@1000 P@10 AP"  # RR: trec_eval's recip_rank has no cutoff
 # issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval)
 IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1)"
-IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1,p=0.8)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
+IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
 TE_ARGS = ["-m", "map", "-m", "P.10", "-m", "recall.100,1000", "-m", "ndcg_cut.10", "-m", "recip_rank"]
 TE_NAMES = {"map": "AP", "P_10": "P@10", "recall_100": "R@100", "recall_1000": "R@1000",
             "ndcg_cut_10": "nDCG@10", "recip_rank": "RR"}

@@ -128,8 +128,11 @@ def test_bad_parameters_are_refused_with_their_code(text, code):
 
 def test_ir_measures_spellings_are_read():
     rbp, sdcg, nerr, inst = parse_measures("RBP(p=0.8,rel=1) SDCG(max_rel=3)@10 NERR8(max_rel=3)@10 INST(T=1,max_rel=3)")
-    assert (rbp.rel, rbp.param("p")) == (1, 0.8) and sdcg.param("max_rel") == 3 and sdcg.cutoff == 10
-    assert nerr.family == "NERR8" and inst.param("T") == 1.0
+    assert rbp.rel == 1 and str(rbp) == "RBP(rel=1)"  # p=0.8 is the default
+    assert sdcg.param("max_rel") == 3 and sdcg.cutoff == 10 and nerr.family == "NERR8"
+    assert str(inst) == "INST(max_rel=3)"  # T=1 (an int) is the default T=1.0
+    (rbp,) = parse_measures("RBP(p=0.5,rel=1)")
+    assert rbp.param("p") == 0.5
 
 
 def test_crosscheck_names_the_provider_and_explains_err(tmp_path, capsys):
@@ -168,3 +171,10 @@ def test_cwl_eval_ties_stay_in_the_runs_row_order_under_ir_measures():
     (m,) = parse_measures("RBP(p=0.5,rel=1)")
     result = score(dataset, run, [m], IR_MEASURES)
     assert result.means[str(m)].value == pytest.approx(0.5, abs=1e-12)  # the relevant document first in both
+
+
+def test_a_parameter_at_its_default_names_the_same_measure():
+    """As in ir_measures: RBP(p=0.8) is RBP, INST(T=1,max_rel=3) is INST(max_rel=3); a repeat is dropped."""
+    measures = parse_measures("RBP RBP(p=0.8) INST(T=1,max_rel=3) INST(max_rel=3,min_rel=0) Compat(p=0.95) ERR(max_rel=4)@5")
+    assert [str(m) for m in measures] == ["RBP", "INST(max_rel=3)", "Compat", "ERR@5"]
+    assert len(measures.notes) == 2

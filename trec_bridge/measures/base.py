@@ -240,6 +240,8 @@ class Family:
     param_readers: Mapping[str, Callable] = field(default_factory=dict)
     # (parameters read, token) -> None: a rule across parameters (nDCG: gain= or gains=, not both)
     check_params: Callable = lambda params, token: None
+    # parameter -> its default: a parameter given at its default is dropped, so RBP(p=0.8) is RBP (as in ir_measures)
+    param_defaults: Mapping[str, object] = field(default_factory=dict)
     # False: the family refuses a cutoff (NumQ@10 means nothing); needs_cutoff: it requires one
     takes_cutoff: bool = True
     # (text after @, token) -> the cutoff the Measure keeps, raising InvalidInput when bad; None: a positive

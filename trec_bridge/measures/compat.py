@@ -77,5 +77,6 @@ register(Family("Compat", compat, rational=False, needs_cutoff=False, params=fro
                 description="compatibility: rank-biased overlap with the ideal ranking (persistence p, default 0.95)",
                 takes_cutoff=False, defined=has_relevant_doc, tool_names={"ir_measures": "Compat"},
                 param_readers={"p": read_probability, "normalize": read_normalize},
+                param_defaults={"p": 0.95, "normalize": True},
                 refused_params={"rel": "{token}: Compat has no rel; its ideal holds every document of positive grade, "
                                        "as in ir_measures"}))

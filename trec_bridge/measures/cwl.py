@@ -141,5 +141,6 @@ def check_scale_params(params: dict, token: str) -> None:
 
 GRADED_PARAMS = frozenset({"min_rel", "max_rel"})
 GRADED_READERS = {"min_rel": read_grade, "max_rel": read_grade}
+GRADED_DEFAULTS = {"min_rel": 0}
 NO_REL = ("{token}: a graded C/W/L measure has no rel; its gain is the grade scaled between min_rel and max_rel "
           "(ir_measures' spelling)")

@@ -76,5 +76,6 @@ def read_top(value, token: str) -> int:
 register(Family("ERR", err, rational=False, needs_cutoff=False, params=frozenset({"max_rel"}),
                 description="expected reciprocal rank in the top k, stopping probability (2^grade - 1) / 16",
                 defined=has_positive_grade, tool_names={"ir_measures": "ERR"}, param_readers={"max_rel": read_top},
+                param_defaults={"max_rel": DEFAULT_MAX},
                 refused_params={"rel": "{token}: ERR has no rel; every positive grade has its stopping probability "
                                        "(2^grade - 1) / 2^max_rel"}))

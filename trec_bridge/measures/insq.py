@@ -7,7 +7,7 @@ between min_rel and max_rel; T defaults to 1, as in ir_measures.
 from __future__ import annotations
 
 from .base import Family, Ranking, Values, register
-from .cwl import (GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params, fixed_weights_value,
+from .cwl import (GRADED_DEFAULTS, GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params, fixed_weights_value,
                   has_gain, positions, read_target, scaled_gain, weights)
 
 
@@ -21,4 +21,5 @@ def insq(r: Ranking, m, ctx) -> Values:
 register(Family("INSQ", insq, rational=False, needs_cutoff=False, params=GRADED_PARAMS | {"T"}, takes_cutoff=False,
                 description="INSQ(T): patience set by a gain goal T (default 1; max_rel required)",
                 defined=has_gain, tool_names={"ir_measures": "INSQ"}, refused_params={"rel": NO_REL},
-                param_readers={**GRADED_READERS, "T": read_target}, check_params=check_scale_params))
+                param_readers={**GRADED_READERS, "T": read_target}, check_params=check_scale_params,
+                param_defaults={**GRADED_DEFAULTS, "T": 1.0}))

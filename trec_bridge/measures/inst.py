@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, register
-from .cwl import (GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params, gain_dependent_value,
+from .cwl import (GRADED_DEFAULTS, GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params, gain_dependent_value,
                   has_gain, positions, read_target, scaled_gain)
 
 
@@ -29,4 +29,5 @@ def inst(r: Ranking, m, ctx) -> Values:
 register(Family("INST", inst, rational=False, needs_cutoff=False, params=GRADED_PARAMS | {"T"}, takes_cutoff=False,
                 description="INST(T): adaptive patience towards a gain goal T (default 1; max_rel required)",
                 defined=has_gain, tool_names={"ir_measures": "INST"}, refused_params={"rel": NO_REL},
-                param_readers={**GRADED_READERS, "T": read_target}, check_params=check_scale_params))
+                param_readers={**GRADED_READERS, "T": read_target}, check_params=check_scale_params,
+                param_defaults={**GRADED_DEFAULTS, "T": 1.0}))

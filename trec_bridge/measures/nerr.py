@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Family, Ranking, Values, register
-from .cwl import (DEPTH, GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params,
+from .cwl import (DEPTH, GRADED_DEFAULTS, GRADED_PARAMS, GRADED_READERS, NO_REL, check_scale, check_scale_params,
                   gain_dependent_value, has_gain, positions, read_probability, read_target, scaled_gain)
 
 
@@ -48,18 +48,23 @@ def _inst_patience(m) -> np.ndarray:
 
 
 GRADED = dict(rational=False, defined=has_gain, refused_params={"rel": NO_REL}, check_params=check_scale_params)
+NERR10_DEFAULTS = {**GRADED_DEFAULTS, "p": 0.9}
+GOAL_DEFAULTS = {**GRADED_DEFAULTS, "T": 1.0}
 register(Family("NERR8", _truncated(np.ones_like), needs_cutoff=True, params=GRADED_PARAMS,
                 description="NERR Eq. 8@k: stop at gain, truncated at k (max_rel required)",
-                tool_names={"ir_measures": "NERR8"}, param_readers=GRADED_READERS, **GRADED))
+                tool_names={"ir_measures": "NERR8"}, param_readers=GRADED_READERS, param_defaults=GRADED_DEFAULTS,
+                **GRADED))
 register(Family("NERR9", _truncated(lambda i: i / (i + 1.0)), needs_cutoff=True, params=GRADED_PARAMS,
                 description="NERR Eq. 9@k: stop at gain with a rank discount, truncated at k (max_rel required)",
-                tool_names={"ir_measures": "NERR9"}, param_readers=GRADED_READERS, **GRADED))
+                tool_names={"ir_measures": "NERR9"}, param_readers=GRADED_READERS, param_defaults=GRADED_DEFAULTS,
+                **GRADED))
 register(Family("NERR10", _full_depth(lambda m: np.full(DEPTH, m.param("p", 0.9))), needs_cutoff=False,
                 params=GRADED_PARAMS | {"p"}, takes_cutoff=False,
                 description="NERR Eq. 10(p): stop at gain, RBP patience p (default 0.9; max_rel required)",
                 tool_names={"ir_measures": "NERR10"}, param_readers={**GRADED_READERS, "p": read_probability},
-                **GRADED))
+                param_defaults=NERR10_DEFAULTS, **GRADED))
 register(Family("NERR11", _full_depth(_inst_patience), needs_cutoff=False, params=GRADED_PARAMS | {"T"},
                 takes_cutoff=False,
                 description="NERR Eq. 11(T): stop at gain, INST patience for a goal T (default 1; max_rel required)",
-                tool_names={"ir_measures": "NERR11"}, param_readers={**GRADED_READERS, "T": read_target}, **GRADED))
+                tool_names={"ir_measures": "NERR11"}, param_readers={**GRADED_READERS, "T": read_target},
+                param_defaults=GOAL_DEFAULTS, **GRADED))

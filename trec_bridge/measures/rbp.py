@@ -44,4 +44,5 @@ register(Family("RBP", rbp, rational=False, needs_cutoff=False, params=frozenset
                 description="rank-biased precision (persistence p, default 0.8) over the first 1,000 positions; "
                             "residual=True: the weight of unjudged and missing positions",
                 takes_cutoff=False, param_readers={"p": read_probability, "residual": read_flag},
+                param_defaults={"p": DEFAULT_P, "residual": False},
                 tool_names={"ir_measures": "RBP", "ranx": "rbp"}))

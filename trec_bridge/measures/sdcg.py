@@ -33,4 +33,5 @@ def read_dcg(value, token: str) -> str:
 register(Family("SDCG", sdcg, rational=False, needs_cutoff=True, params=GRADED_PARAMS | {"dcg"},
                 description="scaled DCG@k: DCG over the DCG of k documents of the top grade (max_rel required)",
                 defined=has_gain, tool_names={"ir_measures": "SDCG"}, refused_params={"rel": NO_REL},
-                param_readers={**GRADED_READERS, "dcg": read_dcg}, check_params=check_scale_params))
+                param_readers={**GRADED_READERS, "dcg": read_dcg}, check_params=check_scale_params,
+                param_defaults={"min_rel": 0, "dcg": "log2"}))
