@@ -149,6 +149,8 @@ def _value_text(axis: Axis, value) -> str:
         for family, has_cutoff, ordering in value:
             groups.setdefault(ordering, []).append(family + ("@k" if has_cutoff else ""))
         return "; ".join(f"{', '.join(names)}: {_value_text(axis, o)}" for o, names in groups.items())
+    if axis.field == "printed_digits":
+        return "; ".join(f"{family}: {digits} decimals" for family, digits in value) if value else "—"
     return str(value)
 
 
