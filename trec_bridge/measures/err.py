@@ -11,7 +11,8 @@ counts.
 The kernel walks the relevant rows of all queries together, one position
 inside a query at a time (a loop over at most k positions, never over
 queries), multiplying the stopping products in the same order gdeval does,
-so the floats are the same.
+so the floats are the same.  ERR is rational, but its exact terms outgrow 64-bit
+integers after about a dozen relevant documents, so it is kept as a double.
 """
 from __future__ import annotations
 
