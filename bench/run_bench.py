@@ -65,6 +65,9 @@ README_END = "<!-- bench:results:end -->"
 
 STRICT_MEASURES = "nDCG@10 RR@10 R@100 R@1000 P@10 AP"
 TE_POLICY_MEASURES = "nDCG@10 RR R@100 R@1000 P@10 AP"  # RR: trec_eval's recip_rank has no cutoff
+# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval)
+IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1)"
+IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
 TE_ARGS = ["-m", "map", "-m", "P.10", "-m", "recall.100,1000", "-m", "ndcg_cut.10", "-m", "recip_rank"]
 TE_NAMES = {"map": "AP", "P_10": "P@10", "recall_100": "R@100", "recall_1000": "R@1000",
             "ndcg_cut_10": "nDCG@10", "recip_rank": "RR"}
@@ -346,7 +349,7 @@ def parse_trec_eval(text: str) -> dict[str, str]:
     return out
 
 
-SCORE_NAMES = frozenset(STRICT_MEASURES.split() + TE_POLICY_MEASURES.split())
+SCORE_NAMES = frozenset(STRICT_MEASURES.split() + TE_POLICY_MEASURES.split() + list(IRM_NAMES))
 
 
 def parse_score_table(text: str) -> dict[str, str]:
@@ -404,7 +407,9 @@ class Tool:
     argv: Callable[[Ctx, Path, Path, Path], list[str]]
     ok_rc: tuple[int, ...]
     parse: Callable[[str], dict[str, str]]
-    paired: str | None = None  # the tool its ratio and its stdout are taken against (None: trec_eval's TE_ARGS run)
+    versus: str = "trec_eval"  # the tool whose wall time, in the same iteration, the ratio divides by
+    default: bool = True  # run without --tools (the ir_measures-family pair is slow: ask for it)
+    paired: str | None = None  # a tool whose standard output this one must print byte for byte (the drop-in)
 
 
 TOOLS = [
@@ -417,16 +422,16 @@ TOOLS = [
          (0, 2), parse_score_table),
     Tool("score-json", "trec-bridge score on the run as JSON (strict)",
          lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".json")), STRICT_MEASURES], (0, 2),
-         parse_score_table),
+         parse_score_table, default=False),
     Tool("score-jsonl", "trec-bridge score on the run as JSON Lines (strict)",
          lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".jsonl")), STRICT_MEASURES],
-         (0, 2), parse_score_table),
+         (0, 2), parse_score_table, default=False),
     Tool("convert-json", "trec-bridge convert run TREC -> JSON",
          lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(r), str(o / "converted.json"), "--dataset-id",
-                             "bench"], (0,), parse_nothing),
+                             "bench"], (0,), parse_nothing, default=False),
     Tool("convert-trec", "trec-bridge convert run JSON -> TREC",
          lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(json_twin(c, r, ".json")), str(o / "back.trec"),
-                             "--no-sidecar"], (0,), parse_nothing),
+                             "--no-sidecar"], (0,), parse_nothing, default=False),
     Tool("crosscheck", "trec-bridge crosscheck --against trec_eval,pytrec_eval",
          lambda c, q, r, o: [*c.trec_bridge, "crosscheck", str(q), str(r), STRICT_MEASURES,
                              "--against", "trec_eval,pytrec_eval", "--repro-dir", str(o / "repro")],
@@ -440,6 +445,12 @@ TOOLS = [
     Tool("ranx", "ranx (numba cache as found)",
          lambda c, q, r, o: [c.python, str(BENCH_DIR / "tool_ranx.py"), str(q), str(r)], (0,),
          parse_json_means(RANX_NAMES)),
+    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(r), IRM_MEASURES, "--policy", "ir_measures"],
+         (0, 2), parse_score_table, versus="ir_measures-irm", default=False),
+    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval)",
+         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(q), str(r), IRM_MEASURES], (0,),
+         parse_ir_measures, default=False),
 ]
 # Issue 17 §4: the drop-in `trec-bridge trec_eval` beside the binary with the same arguments, in the same iteration;
 # its ratio is against that binary run and its stdout must equal the binary's byte for byte.
@@ -466,10 +477,9 @@ for _kind in DROPIN_SETS:
              lambda c, q, r, o, k=_kind: [c.trec_eval, *dropin_args(k), str(q), str(r)], (0,), parse_nothing),
         Tool(f"dropin-{_kind}", f"trec-bridge trec_eval, {'no -m' if _kind == 'default' else '-m all_trec'}",
              lambda c, q, r, o, k=_kind: [*c.trec_bridge, "trec_eval", *dropin_args(k), str(q), str(r)], (0,),
-             parse_nothing, paired=f"te-{_kind}"),
+             parse_nothing, versus=f"te-{_kind}", paired=f"te-{_kind}"),
     ]
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
-JSON_TOOLS = ("score-json", "score-jsonl", "convert-json", "convert-trec")  # not in the default --tools
 
 
 def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:
@@ -588,6 +598,14 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
     if tool in ("score-json", "score-jsonl") and "score" in values:
         checked, bad = compare(values[tool], values["score"], list(values["score"]), "score on the TREC run")
         return _cell(checked, bad, "score on the TREC run"), bad
+    if tool == "ir_measures-irm":
+        return "reference", []
+    if tool == "score-irm":
+        irm = values.get("ir_measures-irm")
+        if irm is None:
+            return "n/a (no ir_measures run)", []
+        checked, bad = compare(values[tool], irm, list(IRM_NAMES), "ir_measures", their=IRM_NAMES.get)
+        return _cell(checked, bad, "ir_measures"), bad
     mine = values[tool]
     if tool == "pytrec_eval":
         if te is None:
@@ -671,6 +689,8 @@ TARGETS = {
     ("W4", "score-te"): Target(ratio=0.25, rss_gib=1.0),
     ("W4s", "score"): Target(ratio=0.25, rss_gib=1.0),
     ("W4s", "score-te"): Target(ratio=0.25, rss_gib=1.0),
+    ("W1", "score-irm"): Target(ratio=0.5),  # vs ir_measures' own time (issue 18 §4)
+    ("W2", "score-irm"): Target(ratio=0.5),
 }
 
 
@@ -719,17 +739,16 @@ def bench_workload(spec: WorkloadSpec, qrels: Path, run: Path, tools: list[Tool]
                     failures.append(f"{spec.name}: cannot parse {tool.label}'s output ({exc}); see {so}")
             got[tool.key] = Sample(wall, rss, rc, values, so, se)
             log(f"[{spec.name} {it + 1}/{repeats}] {tool.key:<12} {wall:8.2f} s {rss / 1024:8.0f} MiB  rc={rc}")
-        te = got.get("trec_eval")
         pt = got.get("pytrec_eval")
         _check_pairs(spec, it, tools, got, cells, failures)
         vals = {key: s.values for key, s in got.items() if s.rc in TOOL_BY_KEY[key].ok_rc}
         for tool in tools:
             s = got[tool.key]
             samples[tool.key].append(s)
-            base = got.get(tool.paired) if tool.paired else te
+            base = got.get(tool.versus)
             if base is not None and base.rc == 0:
                 ratios[tool.key].append(s.wall / base.wall)
-                if pt is not None and pt.rc == 0:
+                if tool.versus == "trec_eval" and pt is not None and pt.rc == 0:
                     sum_ratios[tool.key].append(s.wall / (te.wall + pt.wall))
             if tool.paired:
                 continue  # judged by _check_pairs
@@ -778,7 +797,7 @@ def judge(row: Row) -> str:
     verdict, why = True, []
     if t.ratio is not None:
         if not row.ratios:
-            return "n/a (no trec_eval)"
+            return f"n/a (no {row.tool.versus})"
         r = statistics.median(row.ratios)
         verdict &= r <= t.ratio
         why.append(f"{r:.2f}×")
@@ -840,13 +859,15 @@ def render(rows: list[Row], meta: dict) -> str:
         "",
         f"Command: `{meta['command']}`",
         "",
-        "| workload | tool | median wall s | ratio vs trec_eval (drop-in: vs the binary, same arguments) | peak RSS MiB "
-        "| numbers agree | target | met |",
+        "| workload | tool | median wall s | ratio vs trec_eval (or as named) | peak RSS MiB | numbers agree | target "
+        "| met |",
         "|---|---|---:|---:|---:|---|---|---|",
     ]
     for r in rows:
         walls = [s.wall for s in r.samples]
         ratio = f"{statistics.median(r.ratios):.3f}" if r.ratios else "—"
+        if r.ratios and r.tool.versus != "trec_eval":
+            ratio += f" vs {r.tool.versus}"
         rss = max(s.maxrss_kib for s in r.samples) / 1024
         lines.append(f"| {r.workload} | {r.tool.label} | {statistics.median(walls):.2f} | {ratio} | {rss:.0f} | "
                      f"{r.agree} | {r.target.text() if r.target else ''} | {r.met} |")
@@ -935,7 +956,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     f"{', '.join(QUICK)} (default W1,W2; W3 only when asked: minutes, ~2 GB disk)")
     ap.add_argument("--quick", action="store_true", help=f"the tiny workloads {', '.join(QUICK)} "
                     "(unless --workloads names others): seconds")
-    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS if t.key not in JSON_TOOLS),
+    ap.add_argument("--tools", default=",".join(t.key for t in TOOLS if t.default),
                     help="comma-separated subset of: " + ", ".join(t.key for t in TOOLS))
     ap.add_argument("--dropin-registered", action="store_true",
                     help="the drop-in rows on the registered part of trec_eval's sets (families still missing)")

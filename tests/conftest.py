@@ -41,12 +41,14 @@ SLOW_FILES = frozenset({
     "test_explain_tools.py",
     "test_check_metric.py",
     "test_explain.py",
+    "test_irm_families_hypothesis.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
 SLOW_TESTS = frozenset({
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
+    "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
     "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
     "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",

@@ -44,7 +44,7 @@ def test_a_fold_shared_by_two_families_needs_its_exact_spelling(monkeypatch):
     with pytest.raises(InvalidInput) as err:
         parse_measures("rr@10")
     assert err.value.code == "E_MEASURE_UNKNOWN"
-    assert "did you mean RR@10 or R@10" in err.value.message  # (then other close names, e.g. Rprec@10)
+    assert "did you mean RR@10 or " in err.value.message and " R@10" in err.value.message  # ERR@10, Rprec@10 are near
 
 
 @pytest.mark.parametrize("typed,kept,note", [
@@ -60,9 +60,9 @@ def test_a_repeat_is_dropped_and_said(typed, kept, note):
 
 
 @pytest.mark.parametrize("typed,suggestion", [
-    ("nDGC@10", "did you mean nDCG@10?"), ("mrrr@10", "did you mean MRR@10?"), ("succes@1", "did you mean Success@1?"),
+    ("nDGC@10", "did you mean nDCG@10"), ("mrrr@10", "did you mean MRR@10"), ("succes@1", "did you mean Success@1?"),
     ("Recal@100", "did you mean Recall@100?"),  # P_10 and ndcg_cut_10 are trec_eval's names now (issue 17 §2)
-    ("nDGC(dcg=exp-log2)@5", "did you mean nDCG(dcg=exp-log2)@5?"),
+    ("nDGC(dcg=exp-log2)@5", "did you mean nDCG(dcg=exp-log2)@5"),
 ])
 def test_an_unknown_name_gets_the_closest_spelling(typed, suggestion):
     with pytest.raises(InvalidInput) as err:
@@ -103,7 +103,7 @@ def test_score_cli_suggests_a_spelling(capsys, tmp_path):
                            "--json", tmp_path / "r.json")
     assert code == 1 and not (tmp_path / "r.json").exists()
     assert err.strip().splitlines()[-1].startswith("trec-bridge: error: [E_MEASURE_UNKNOWN]")
-    assert "did you mean nDCG@10?" in err
+    assert "did you mean nDCG@10" in err
 
 
 def test_gate_keeps_the_notes_of_the_measure_list(capsys, tmp_path):

@@ -41,6 +41,9 @@ AXES: tuple[Axis, ...] = (
     Axis("measure_orderings", "per-measure ordering",
          "one order for every measure",
          {}),
+    Axis("printed_digits", "per-query values as printed",
+         "full double precision",
+         {}),  # a tool's printed precision is its own: its adapter registers the reason
     Axis("rr_cutoff", "RR cutoff",
          "RR@k looks at the top k only",
          {"ignored": "recip_rank has no cutoff: the first relevant document anywhere in the ranking counts"}),

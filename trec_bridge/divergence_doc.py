@@ -92,6 +92,9 @@ CASES: tuple[Case, ...] = (
          "Three documents tied at 1.0, the relevant a listed first.",
          (("q1", "a", 1), ("q1", "b", 0), ("q1", "c", 0)),
          (("q1", _docs(("a", 1.0), ("b", 1.0), ("c", 1.0))),), "RR RR@10"),
+    Case("printed_digits", "a value read back from a printout",
+         "ERR@3 = 3/16 + 13/16 * 1/16 / 3 = 157/768 = 0.204427...; gdeval, ir_measures' ERR provider, prints 0.20443.",
+         (("1", "a", 2), ("1", "c", 1)), (("1", _docs(("a", 3.0), ("x", 2.0), ("c", 1.0))),), "ERR@3"),
     Case("rr_cutoff", "RR with a cutoff",
          "The only relevant document is at rank 3.",
          (("q1", "z", 1),), (("q1", _docs(("x", 3.0), ("y", 2.0), ("z", 1.0))),), "RR@2"),
@@ -144,6 +147,8 @@ def _value_text(axis: Axis, value) -> str:
     if isinstance(value, Ordering):
         if value.tie_break == "given":
             return "as given" + ("" if value.precision == "float64" else f" ({value.precision})")
+        if value.tie_break == "input":
+            return f"{value.precision}, ties in the run's order"
         return f"{value.precision}, ties docno {value.tie_break.removeprefix('doc_')}"
     if axis.field == "measure_orderings":
         if not value:
@@ -152,6 +157,8 @@ def _value_text(axis: Axis, value) -> str:
         for family, has_cutoff, ordering in value:
             groups.setdefault(ordering, []).append(family + ("@k" if has_cutoff else ""))
         return "; ".join(f"{', '.join(names)}: {_value_text(axis, o)}" for o, names in groups.items())
+    if axis.field == "printed_digits":
+        return "; ".join(f"{family}: {digits} decimals" for family, digits in value) if value else "—"
     return str(value)
 
 

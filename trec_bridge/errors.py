@@ -76,6 +76,7 @@ ERROR_CODES: dict[str, str] = {
     "E_MEASURE_UNKNOWN": "a measure name that is not supported",
     "E_MEASURE_PARAM": "a measure parameter that is unknown or of the wrong type",
     "E_CUTOFF": "a cutoff k that is not a positive integer",
+    "E_GRADE_SCALE": "a judgment graded above the max_rel a graded measure was given (ERR, SDCG, NERR*, INST, INSQ)",
     "E_GAIN_OVERFLOW": "nDCG gains whose sum or ratio overflows a double (exponential gain of high grades, huge gains= values)",
     "E_THEIRS_FORMAT": "figures given to explain (THEIRS) in no shape it reads: trec_eval or ir_measures output, "
                        "a query/measure/value TSV, a JSON mapping, or name=value summary figures",

@@ -131,7 +131,7 @@ def rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Seri
     n = len(key)
     rises = _inside_a_query(np.flatnonzero(key[1:] > key[:-1]) + 1, starts)
     tie = _inside_a_query(np.flatnonzero(key[1:] == key[:-1]) + 1, starts)
-    if len(tie):
+    if len(tie) and ordering.tie_break != "input":  # "input": a stable sort, ties stay in row order
         first, second = doc.gather(tie - 1), doc.gather(tie)
         right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
         rises = np.concatenate([rises, tie[~right]])

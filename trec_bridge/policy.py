@@ -26,7 +26,7 @@ class Ordering:
     ``precision`` with ties broken by document ID bytes.
     """
 
-    tie_break: Literal["given", "doc_desc", "doc_asc"] = "given"
+    tie_break: Literal["given", "doc_desc", "doc_asc", "input"] = "given"  # input: ties in the run's row order
     precision: Literal["float64", "float32"] = "float64"
 
 
@@ -65,6 +65,9 @@ class Policy:
     gm_per_query: Literal["value", "log"] = "value"
     # Per-measure exceptions: ir_measures routes RR@k and Judged to providers that sort differently.
     measure_orderings: tuple[tuple[str, bool, Ordering], ...] = field(default=())  # (family, has_cutoff, ordering)
+    # Per-family printed precision: (family, decimals) where the tool hands over per-query values printed to that many
+    # decimals (ir_measures' gdeval provider prints ERR with 5), so the policy rounds each query's value the same way.
+    printed_digits: tuple[tuple[str, int], ...] = field(default=())
     # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
     # tool does not compute so is refused (E_POLICY_MEASURE) by the cross-check's own rule, never approximated.
     emulates: str | None = None  # a registered reference tool's name (references/registry.py)
@@ -81,6 +84,10 @@ class Policy:
                 return ordering
         return self.ordering
 
+    def digits_for(self, measure: Measure) -> int | None:
+        """The decimals this policy's tool prints the measure's per-query values with, or None (full doubles)."""
+        return dict(self.printed_digits).get(measure.family)
+
     def to_json(self) -> dict:
         out = asdict(self)
         for option, unset in (("depth", None), ("judged_only", False)):  # ranking options: only when set
@@ -89,6 +96,7 @@ class Policy:
         out["measure_orderings"] = [
             {"family": f, "with_cutoff": c, **asdict(o)} for f, c, o in self.measure_orderings
         ]
+        out["printed_digits"] = [{"family": f, "digits": d} for f, d in self.printed_digits]
         return out
 
     def with_axis(self, **changes) -> "Policy":
@@ -97,6 +105,10 @@ class Policy:
 
 TREC_EVAL_ORDER = Ordering(tie_break="doc_desc", precision="float32")
 PYTHON_SORT_ORDER = Ordering(tie_break="doc_asc", precision="float64")
+GDEVAL_ORDER = Ordering(tie_break="doc_desc", precision="float64")  # gdeval.pl: perl doubles, ties by docno descending
+CWL_EVAL_ORDER = Ordering(tie_break="input", precision="float64")  # cwl_eval: a stable sort by double score
+CWL_EVAL_FAMILIES = (("RBP", False), ("SDCG", True), ("NERR8", True), ("NERR9", True), ("NERR10", False),
+                     ("NERR11", False), ("INST", False), ("INSQ", False))  # (family, has_cutoff) ir_measures sends to cwl_eval
 
 STRICT = Policy(
     name="strict",
@@ -144,7 +156,9 @@ IR_MEASURES = Policy(
     missing_score="zero",
     duplicates="last_wins",
     measure_orderings=(("RR", True, PYTHON_SORT_ORDER), ("Judged", True, PYTHON_SORT_ORDER),
-                       ("Judged", False, PYTHON_SORT_ORDER)),
+                       ("Judged", False, PYTHON_SORT_ORDER), ("ERR", True, GDEVAL_ORDER),
+                       ("Compat", False, PYTHON_SORT_ORDER), *((f, c, CWL_EVAL_ORDER) for f, c in CWL_EVAL_FAMILIES)),
+    printed_digits=(("ERR", 5),),
     emulates="ir_measures",
     **_REFERENCE_COMMON,
 )

@@ -167,8 +167,7 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         return rank, qidx, frame
     block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
     by_key = (pl.DataFrame({"row": rows, "block": block, "key": key[rows], "doc": doc.gather(rows)})
-              .sort(["block", "key", "doc"], descending=[False, True, ordering.tie_break == "doc_desc"],
-                    maintain_order=True))
+              .sort(**_sort_by(["block", "key"], [False, True], ordering), maintain_order=True))
     new_rank = rank.copy()
     new_rank[by_key.get_column("row").to_numpy()] = rank[rows]  # the k-th in key order takes position k
     return new_rank, qidx, frame
@@ -179,11 +178,17 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     rank = frame.get_column("rank").to_numpy()
     keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64),
                                _key=pl.Series(sort_key(frame, qidx, rank, ordering)))
-    keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
-                       maintain_order=True)
+    keyed = keyed.sort(**_sort_by(["qidx", "_key"], [False, True], ordering, doc="doc_id"), maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
     return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
+
+
+def _sort_by(columns: list[str], descending: list[bool], ordering: Ordering, doc: str = "doc") -> dict:
+    """Sort columns and directions: the key's, then the document ID unless ties stay in row order ("input")."""
+    if ordering.tie_break == "input":
+        return {"by": columns, "descending": descending}
+    return {"by": columns + [doc], "descending": descending + [ordering.tie_break == "doc_desc"]}
 
 
 def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray

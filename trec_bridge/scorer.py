@@ -26,7 +26,7 @@ from .chunks import check_chunk_map, collapse
 from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
-from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, Ranking, Values
+from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, MeasureRefused, Ranking, Values
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
@@ -345,8 +345,13 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
             values = family.kernel(ranking, effective, ctx)
         except MeasureOverflow as exc:
             raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
+        except MeasureRefused as exc:
+            raise InvalidInput(exc.code, f"{m}: {exc.message}", query=index_ids[exc.query]) from None
         if zeroed is not None and zeroed.any():
             values = values.zeroed(zeroed)
+        digits = policy.digits_for(m)
+        if digits is not None:
+            values = Values(printed(values.value, digits))
         counted = family.defined(ranking, effective, ctx)
         if policy.no_relevant != "null":
             counted = np.ones(len(index_ids), dtype=bool)
@@ -462,6 +467,12 @@ class QueryResults(Sequence):
         that compare whole columns (explain) rather than read query by query."""
         mv = self._per_measure[measure]
         return mv.rounded, mv.counted
+
+
+def printed(value: np.ndarray, digits: int) -> np.ndarray:
+    """Each value as a tool prints it with ``digits`` decimals (C's printf %.Nf: the double correctly rounded,
+    halves to even) and reads it back; one string per query, only under a policy that prints so."""
+    return np.array([float(f"{v:.{digits}f}") for v in value.tolist()], dtype=np.float64)
 
 
 def gain_overflow(m: Measure, what: str, query: str | None = None) -> InvalidInput:

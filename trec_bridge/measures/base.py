@@ -332,6 +332,8 @@ class Family:
     param_readers: Mapping[str, Callable] = field(default_factory=dict)
     # (parameters read, token) -> None: a rule across parameters (nDCG: gain= or gains=, not both)
     check_params: Callable = lambda params, token: None
+    # parameter -> its default: a parameter given at its default is dropped, so RBP(p=0.8) is RBP (as in ir_measures)
+    param_defaults: Mapping[str, object] = field(default_factory=dict)
     # False: the family refuses a cutoff (NumQ@10 means nothing); needs_cutoff: it requires one
     takes_cutoff: bool = True
     # (text after @, token) -> the cutoff the Measure keeps, raising InvalidInput when bad; None: a positive
@@ -370,6 +372,17 @@ class MeasureOverflow(ArithmeticError):
     def __init__(self, query: int, what: str):
         super().__init__(what)
         self.query, self.what = query, what
+
+
+class MeasureRefused(ValueError):
+    """A kernel found input its measure cannot score (a grade above the measure's scale): refused, never repaired.
+
+    ``query`` is the query index; the scorer turns this into ``code`` naming the query ID.
+    """
+
+    def __init__(self, query: int, code: str, message: str):
+        super().__init__(message)
+        self.query, self.code, self.message = query, code, message
 
 
 def check_finite(*named: tuple[str, np.ndarray]) -> None:

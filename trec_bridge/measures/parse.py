@@ -194,7 +194,16 @@ def parse_measure(token: str) -> Measure:
         target = kwargs if key in SHARED_PARAMS else extra
         target[key] = _check_param(family, key, value, token)
     family.check_params({**kwargs, **extra}, token)
+    extra = {k: v for k, v in extra.items() if not _is_default(family, k, v)}
     return Measure(family=name, cutoff=cutoff, **kwargs, extra=tuple(sorted(extra.items())))
+
+
+def _is_default(family, key: str, value) -> bool:
+    """``value`` is the family's default for ``key`` (same type too: True is not 1)."""
+    if key not in family.param_defaults:
+        return False
+    default = family.param_defaults[key]
+    return type(value) is type(default) and value == default
 
 
 def _unknown(name: str, token: str) -> InvalidInput:

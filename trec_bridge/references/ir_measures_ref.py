@@ -11,6 +11,8 @@ in one pass).  The ranx provider is never used: it fails under pandas >= 3.
 """
 from __future__ import annotations
 
+import logging
+import re
 from typing import Callable
 
 from ..measures.base import FAMILIES, Measure
@@ -50,12 +52,19 @@ class IrMeasures(PythonReference):
         elif rel != 1:
             kwargs["rel"] = rel
         base = getattr(irm, name)
-        unknown = [key for key, _ in measure.extra if key not in getattr(base, "SUPPORTED_PARAMS", {})]
-        if unknown:
-            return f"ir_measures' {name} has no parameter {unknown[0]}"
-        kwargs.update(measure.extra)  # a family's own parameters carry ir_measures' names (SetF's beta)
+        for key, value in measure.extra:  # the family's own parameters, spelled as ir_measures spells them
+            if key not in getattr(base, "SUPPORTED_PARAMS", {}):
+                return f"ir_measures' {name} has no parameter {key}"
+            kwargs[key] = value
+        obj = self._measure_object(base, kwargs, measure.cutoff)
+        if takes_threshold(measure) and "rel" not in kwargs and self.provider_for(obj) is None:
+            obj = self._measure_object(base, {**kwargs, "rel": rel}, measure.cutoff)  # cwl_eval's RBP needs rel given
+        return obj
+
+    @staticmethod
+    def _measure_object(base, kwargs: dict, cutoff: int | None):
         obj = base(**kwargs) if kwargs else base
-        return obj @ measure.cutoff if measure.cutoff is not None else obj
+        return obj @ cutoff if cutoff is not None else obj
 
     def provider_for(self, ir_measure):
         """The provider ``DefaultPipeline`` would use: first available one, in order, that supports the measure."""
@@ -77,12 +86,21 @@ class IrMeasures(PythonReference):
             return BROKEN_PROVIDERS[provider.NAME]
         if provider.NAME == "pytrec_eval" and rel < 1 and takes_threshold(measure):
             return f"served by pytrec_eval, which rejects relevance_level {rel} (must be >= 1)"
+        if provider.NAME == "cwl_eval" and rel < 1 and takes_threshold(measure):
+            return f"served by cwl_eval, which would make negative (unjudged) grades relevant at rel={rel}"
         if rel < 0 and takes_threshold(measure):
             return f"rel={rel} would make negative (unjudged) grades relevant in the {provider.NAME} provider"
         return None
 
     def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
-        return self._reason(measure, effective_rel(measure, rel), gain_map(measure, qrels))
+        reason = self._reason(measure, effective_rel(measure, rel), gain_map(measure, qrels))
+        if reason is None and self._provider_name(measure, rel, qrels) == "gdeval":
+            reason = gdeval_reason(qrels.query_ids(), qrels.frame.get_column("grade").max())
+        return reason
+
+    def _provider_name(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
+        provider = self.provider_for(self.to_ir_measure(measure, effective_rel(measure, rel), gain_map(measure, qrels)))
+        return provider.NAME if provider is not None else None
 
     def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
                  options: Options) -> Callable[[], ReferenceResult]:
@@ -107,6 +125,11 @@ class IrMeasures(PythonReference):
         empty = run.empty_queries()
         calls = []
         for pname, (provider, items) in groups.items():
+            if pname == "gdeval":  # the perl script stops on a query ID that is not a number
+                reason = gdeval_reason(list(rd), None)
+                if reason:
+                    result.failed.update({str(m): f"not run: {reason}" for m, _ in items})
+                    continue
             if pname == "pytrec_eval":  # the C code would take the whole process down, or answer zeros
                 refused = self._refusals(items, qrels, rd)
                 refused.update(empty_ranking_failures([m for m, _ in items], run, "the pytrec_eval provider"))
@@ -140,6 +163,7 @@ class IrMeasures(PythonReference):
 
 def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
     """The providers' calls only (no polars: this may run in a forked child, references/isolate.py)."""
+    logging.getLogger("ir_measures.cwl_eval").disabled = True  # its grade-range notes would flood stderr
     for pname, provider, items, objs in calls:
         try:
             calc = provider.evaluator(objs, qd).calc(rd)
@@ -161,6 +185,26 @@ def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceR
     return result
 
 
+GDEVAL_TOP_GRADE = 4  # gdeval.pl's MAX_JUDGMENT
+GDEVAL_ID = re.compile(r"[1-9][0-9]{0,14}|0")
+
+
+def gdeval_reason(query_ids: list[str], top_grade: int | None) -> str | None:
+    """Why gdeval (ir_measures' ERR provider) cannot read these judgments or this run, or None.
+
+    gdeval.pl dies on a query ID that is not a number and on a grade above
+    4, and compares IDs as perl numbers (``07`` is ``7``; beyond 15 digits
+    two IDs can meet), so only plain decimal IDs pass.
+    """
+    bad = next((q for q in query_ids if not GDEVAL_ID.fullmatch(q)), None)
+    if bad is not None:
+        return (f"served by gdeval, which reads only plain decimal query IDs (no leading zero, at most 15 digits); "
+                f"query {quote(bad)} is not one")
+    if top_grade is not None and top_grade > GDEVAL_TOP_GRADE:
+        return f"served by gdeval, which stops on a grade above {GDEVAL_TOP_GRADE} (grade {top_grade} is judged)"
+    return None
+
+
 def native_name(obj) -> str:
     """ir_measures' name of a measure object, with the full gains map.
 
@@ -177,5 +221,9 @@ def native_name(obj) -> str:
 
 register(Tool("ir_measures", IrMeasures, IR_MEASURES, reasons={
     ("measure_orderings", IR_MEASURES.measure_orderings):
-        "RR@k goes to the msmarco provider and Judged to the judged provider, which sort double scores with ties "
-        "by docno ascending"}))
+        "RR@k goes to the msmarco provider, Judged to the judged provider and Compat to the compat provider, which "
+        "sort double scores with ties by docno ascending; ERR@k goes to gdeval (double scores, ties by docno "
+        "descending) and RBP, SDCG, NERR*, INST, INSQ to cwl_eval (a stable sort of double scores)",
+    ("printed_digits", IR_MEASURES.printed_digits):
+        "ERR@k goes to the gdeval provider, a perl script whose per-query values ir_measures reads back from its "
+        "5-decimal printout"}))
