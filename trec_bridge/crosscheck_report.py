@@ -1,6 +1,8 @@
 """The cross-check's JSON report and its terminal text, beside ``report.py`` (whose report it embeds)."""
 from __future__ import annotations
 
+from .report import tool_stamp
+
 
 def crosscheck_report(result, strict_report: dict) -> dict:
     """The full cross-check report (formats.md): the strict report, each tool's numbers and the unexplained differences."""
@@ -19,7 +21,7 @@ def crosscheck_report(result, strict_report: dict) -> dict:
             })
         tools[t.tool] = entry
     return {
-        "format": "trec-bridge.crosscheck", "version": 1,
+        "format": "trec-bridge.crosscheck", "version": 1, "tool": tool_stamp(),
         "strict": strict_report,
         "references": tools,
         "outcome": "unexplained" if result.unexplained else "explained",

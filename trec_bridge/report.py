@@ -22,6 +22,11 @@ def fraction_text(f: Fraction | None) -> str | None:
     return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
 
 
+def tool_stamp() -> dict:
+    """Which trec-bridge wrote a report: every JSON report carries it (score, crosscheck, compare, stages)."""
+    return {"name": "trec-bridge", "version": __version__}
+
+
 def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> dict:
     """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256}."""
     rows = result.queries
@@ -30,7 +35,7 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
     report = {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
-        "tool": {"name": "trec-bridge", "version": __version__},
+        "tool": tool_stamp(),
         "policy": result.policy.to_json(),
         "fingerprints": {
             "protocol": result.protocol_fingerprint,

@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidInput
-from ..report import fraction_text
+from ..report import fraction_text, tool_stamp
 
 
 def load_report(path: str) -> dict:
@@ -81,6 +81,7 @@ def compare_reports(a: dict, b: dict, *, measures: list[str] | None = None, seed
     return {
         "format": "trec-bridge.comparison",
         "version": 1,
+        "tool": tool_stamp(),
         "a": _side(a, path_a, src_a),
         "b": _side(b, path_b, src_b),
         "protocol_fingerprint": fa,

@@ -18,7 +18,7 @@ from ..errors import InvalidInput
 from ..measures.base import Measure
 from ..model import ChunkMap, Dataset, Run
 from ..policy import STRICT
-from ..report import fraction_text
+from ..report import fraction_text, tool_stamp
 from ..scorer import Prepared, ScoreResult, evaluate, prepare
 from ..messages import quote
 
@@ -102,6 +102,7 @@ def analyse_stages(dataset: Dataset, stages: list[StageInput], k: int, *, split:
     data = {
         "format": "trec-bridge.stages",
         "version": 1,
+        "tool": tool_stamp(),
         "k": k,
         "measure": name,
         "protocol_fingerprint": fp,
