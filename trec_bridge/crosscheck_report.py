@@ -66,3 +66,19 @@ def render_text(result, per_query: bool) -> str:
     verdict = "every difference is explained" if not result.unexplained else f"{len(result.unexplained)} UNEXPLAINED"
     out.append(f"cross-check: {verdict}")
     return "\n".join(out) + "\n"
+
+
+SUMMARY_HEADERS = ["tool", "measure", "strict", "reference", "emulated", "agrees", "strict - reference by axis"]
+
+
+def summary_rows(result) -> list[list]:
+    """One row per available tool x measure: the numbers and each difference's axes (for --format and HTML)."""
+    rows = []
+    for t in result.tools:
+        if not t.available:
+            continue
+        for name, agg in t.aggregates.items():
+            axes = ", ".join(p["axis"] for p in agg["parts"]) or "-"
+            rows.append([t.tool, name, agg["strict"], agg["reference"], agg["emulation"],
+                         "yes" if agg["agrees"] else "NO", axes])
+    return rows

@@ -10,6 +10,7 @@ import json
 from fractions import Fraction
 
 from . import __version__
+from .numtext import exact_text, readable_exact
 from .scorer import ScoreResult
 
 REPORT_FORMAT = "trec-bridge.report"
@@ -17,9 +18,7 @@ REPORT_VERSION = 1
 
 
 def fraction_text(f: Fraction | None) -> str | None:
-    if f is None:
-        return None
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    return exact_text(f)
 
 
 def tool_stamp() -> dict:
@@ -100,16 +99,15 @@ def _fmt(value: float | None) -> str:
     return "null" if value is None else f"{value:.4f}"
 
 
-def render_table(result: ScoreResult, per_query: bool = False) -> str:
-    """A readable summary: means with exact values, counts, and what made the run incomplete."""
+def render_table(result: ScoreResult) -> str:
+    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete."""
     lines = []
     width = max([len(str(m)) for m in result.measures] + [7])
-    lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<14} eligible")
+    exacts = {name: readable_exact(mean.exact, mean.value) for name, mean in result.means.items()}
+    ew = max([len(e) for e in exacts.values()] + [5])
+    lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<{ew}}  eligible")
     for name, mean in result.means.items():
-        exact = fraction_text(mean.exact) or ""
-        if len(exact) > 14:
-            exact = exact[:11] + "..."
-        lines.append(f"{name:<{width}}  {_fmt(mean.value):>8}  {exact:<14} {mean.eligible}")
+        lines.append(f"{name:<{width}}  {_fmt(mean.value):>8}  {exacts[name]:<{ew}}  {mean.eligible}")
     t = result
     lines.append("")
     lines.append(f"queries: {len(t.queries)} in the set ({t.query_source}"
@@ -126,12 +124,6 @@ def render_table(result: ScoreResult, per_query: bool = False) -> str:
         lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, {why}, excluded): "
                      f"{_ids(t.unjudged_queries)}")
     lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
-    if per_query:
-        lines.append("")
-        names = [str(m) for m in result.measures]
-        lines.append("\t".join(["query", "status"] + names))
-        for q in result.queries:
-            lines.append("\t".join([q.query_id, q.status] + [_fmt(q.values[n]) for n in names]))
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
 from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
+from .report_options import add_report_options, json_report_text
 
 
 
@@ -44,7 +44,7 @@ def add_parser(sub) -> None:
     p.add_argument("--against", help="comma-separated reference tools (default: every registered one, "
                    "see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
-    p.add_argument("--json", metavar="OUT", help="write the full cross-check report here")
+    add_report_options(p, per_query=False)
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
                    help="where a minimal reproducer goes on an unexplained difference (default: %(default)s)")
     p.add_argument("--per-query", action="store_true", help="print every per-query difference")
@@ -66,7 +66,7 @@ def io(args):
 
 def run(args) -> int:
     from ..crosscheck import crosscheck, minimal_reproducer
-    from ..crosscheck_report import crosscheck_report, render_text
+    from ..crosscheck_report import SUMMARY_HEADERS, crosscheck_report, render_text, summary_rows
     from ..errors import UsageError
     from ..outputs import atomic_write, make_dirs
     from ..measures import parse_measures
@@ -85,8 +85,15 @@ def run(args) -> int:
         result.strict.extra["measures"] = list(measures.notes)
     report = crosscheck_report(result, build_report(result.strict))
     if args.json:
-        atomic_write(args.json, json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    sys.stdout.write(render_text(result, args.per_query))
+        atomic_write(args.json, json_report_text(report, args, allow_nan=True))
+    if args.format == "table":
+        sys.stdout.write(render_text(result, args.per_query))
+    elif args.format == "json":
+        sys.stdout.write(json_report_text(report, args, allow_nan=True))
+    else:
+        from ..tables import render
+
+        sys.stdout.write(render(SUMMARY_HEADERS, summary_rows(result), args.format))
     say_notes(measures.notes)
     if result.unexplained:
         first = result.unexplained[0]

@@ -8,6 +8,7 @@ from contextlib import closing
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
+from .report_options import add_report_options, check_report_options, json_report_text
 
 HELP = """Score a run on a dataset under a policy (strict by default).
 
@@ -38,8 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100"')
     p.add_argument("--policy", default="strict",
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
-    p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
-    p.add_argument("--per-query", action="store_true", help="print a per-query table")
+    add_report_options(p)
     rag = p.add_argument_group("RAG acceptance (docs/rag.md; strict policy only)")
     rag.add_argument("--gate", nargs="?", const=True, default=None, metavar="FILE",
                      help="gate on the acceptance tiers (thresholds FILE, TOML; default: policy §8's table); exit 4 on failure")
@@ -63,7 +63,7 @@ def io(args):
 
     gate = args.gate if isinstance(args.gate, str) else None
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat],
-                    outputs=[args.json, args.html], folders=[(args.png_dir, ["tiers.png"])])
+                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, ["tiers.png"])])
 
 
 def _score_in_parts(dataset, args, measures, policy):
@@ -94,6 +94,7 @@ def run(args) -> int:
     from ..rag.options import AcceptanceOptions
     from ..scorer import evaluate, prepare_for
 
+    check_report_options(args)
     options = AcceptanceOptions.from_args(args)
     plan = None
     if options.requested():
@@ -119,7 +120,8 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
     from ..files import sha256_file
     from ..outputs import atomic_write
-    from ..report import build_report, render_table, report_json
+    from ..report import build_report, render_table
+    from ..tables import score_summary, write_per_query
     from . import say_notes
 
     # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
@@ -129,12 +131,21 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     if notes:
         result.extra["measures"] = list(notes)
     acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
-    if args.json:
+    report = None
+    if args.json or args.per_query or args.format != "table":
         report = build_report(result, inputs)
         if acceptance is not None:
             report["rag"] = acceptance.to_json()
-        atomic_write(args.json, report_json(report))
-    sys.stdout.write(render_table(result, per_query=args.per_query))
+    if args.json:
+        atomic_write(args.json, json_report_text(report, args))
+    if args.per_query:
+        write_per_query(args.per_query, report)
+    if args.format == "table":
+        sys.stdout.write(render_table(result))
+    elif args.format == "json":
+        sys.stdout.write(json_report_text(report, args))
+    else:
+        sys.stdout.write(score_summary(report, args.format))
     say_notes(notes)  # after scoring: a rejected input still gets one error line
     if acceptance is not None:
         plan.write_outputs(acceptance, inputs)

@@ -10,6 +10,7 @@ import base64
 from html import escape
 
 from .. import __version__
+from ..numtext import readable_exact
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #1f2328; max-width: 70em; }
@@ -85,7 +86,6 @@ def _inputs_table(page: Page, inputs: dict) -> None:
 
 
 def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
-    from ..report import fraction_text
     from .tiers import fraction_decimal
 
     data = acc.to_json()
@@ -105,7 +105,7 @@ def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
     if acc.added_measures:
         page.p("measures added for the acceptance method: " + " ".join(acc.added_measures), "note")
     page.table("tiers", ["measure", "mean", "exact", "tier", "excellent", "good", "pass"],
-               [[t.measure, t.value, fraction_text(t.exact) or "", t.tier]
+               [[t.measure, t.value, readable_exact(t.exact, t.value), t.tier]
                 + [fraction_decimal(x) for x in t.levels.as_tuple()] for t in acc.tiers],
                row_class=[t.tier for t in acc.tiers])
     if "tiers.png" in charts:
@@ -220,7 +220,8 @@ def stages_page(st: dict, charts: dict[str, bytes]) -> str:
     k = st["k"]
     page.h2("Stages")
     page.table("stage-recall", ["stage", "run", f"R@{k}", "exact", "outcome"],
-               [[s["name"], s["run"], s["recall"]["value"], s["recall"]["exact"] or "", s["outcome"]]
+               [[s["name"], s["run"], s["recall"]["value"], readable_exact(s["recall"]["exact"], s["recall"]["value"]),
+                 s["outcome"]]
                 for s in st["stages"]])
     if "stages.png" in charts:
         page.image(charts["stages.png"], "recall per stage and documents lost between stages")
