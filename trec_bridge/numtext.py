@@ -66,3 +66,8 @@ def _nulled(value):
     if isinstance(value, dict):
         return {k: None for k in value}
     return None if isinstance(value, str) else value
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as every report prints it (terminal, HTML, Markdown, LaTeX): 4 significant digits, n/a."""
+    return "n/a" if p is None else f"{p:.4g}"

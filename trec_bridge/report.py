@@ -38,6 +38,7 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
         "policy": result.policy.to_json(),
         "fingerprints": {
             "protocol": result.protocol_fingerprint,
+            **({"protocol_parts": result.protocol_parts()} if result.protocol_parts else {}),
             "inputs": inputs or {},
             "chunk_map": result.chunk_map_fingerprint,
         },
