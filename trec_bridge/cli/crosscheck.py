@@ -9,7 +9,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
 from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
-from .report_options import add_report_options, json_report_text
+from .report_options import add_report_options, json_report_text, write_pages
 
 
 
@@ -45,6 +45,9 @@ def add_parser(sub) -> None:
                    "see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     add_report_options(p, per_query=False)
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report: protocol, per-tool table with "
+                   "each difference's axes, per-query differences (docs/reports.md)")
+    p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
                    help="where a minimal reproducer goes on an unexplained difference (default: %(default)s)")
     p.add_argument("--per-query", action="store_true", help="print every per-query difference")
@@ -60,8 +63,9 @@ def io(args):
     from ..outputs import Declared
 
     tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json],
-                    folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools])
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
+                    folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
+                    + [(args.png_dir, ["distributions.png"])])
 
 
 def run(args) -> int:
@@ -86,6 +90,8 @@ def run(args) -> int:
     report = crosscheck_report(result, build_report(result.strict))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
+    if args.html or args.png_dir:
+        write_pages(report, args.html, args.png_dir, "crosscheck")
     if args.format == "table":
         sys.stdout.write(render_text(result, args.per_query))
     elif args.format == "json":

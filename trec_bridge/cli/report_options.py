@@ -41,3 +41,18 @@ def json_report_text(report: dict, args, *, allow_nan: bool = False) -> str:
 
     data = floats_only(report) if args.json_floats else report
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=allow_nan) + "\n"
+
+
+def write_pages(report: dict, html_path: str | None, png_dir: str | None, kind: str) -> None:
+    """The HTML report of a score or cross-check (``kind``) and its charts as PNG, through outputs (atomic)."""
+    from .. import html_report
+    from ..outputs import atomic_write
+    from ..rag.cli_support import write_pngs
+
+    strict = report["strict"] if kind == "crosscheck" else report
+    charts = html_report.score_charts(strict)
+    if png_dir:
+        write_pngs(png_dir, charts)
+    if html_path:
+        page = html_report.crosscheck_page if kind == "crosscheck" else html_report.score_page
+        atomic_write(html_path, page(report, charts))
