@@ -74,6 +74,7 @@ def run(args) -> int:
     from ..errors import UsageError
     from ..outputs import atomic_write, make_dirs
     from ..measures import parse_measures
+    from ..progress import progress
     from ..report import build_report
     from . import say_notes
 
@@ -83,8 +84,10 @@ def run(args) -> int:
         raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")
     measures = parse_measures(args.measures)
     loaded = load_inputs(args)
-    result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
-                        chunk_map=loaded.chunk_map, complete=args.complete)
+    with progress("cross-check") as shown:
+        result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
+                            chunk_map=loaded.chunk_map, complete=args.complete,
+                            step=lambda text: setattr(shown, "detail", text))
     if measures.notes:
         result.strict.extra["measures"] = list(measures.notes)
     report = crosscheck_report(result, build_report(result.strict))
