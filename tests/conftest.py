@@ -21,6 +21,7 @@ SHARED_DATA = Path(os.environ.get("TREC_BRIDGE_SHARED_DATA", REPO.parent / "shar
 # marked ``slow`` here, in one place, so that ``pytest -m "not slow"`` is the
 # quick loop while CI still runs everything.
 SLOW_FILES = frozenset({
+    "test_browser.py",
     "test_compare_many.py",
     "test_compare_dl19.py",
     "test_mutants.py",

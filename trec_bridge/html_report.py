@@ -167,6 +167,7 @@ def _axes(parts: list[dict]) -> str:
 
 
 def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[str, str, str], str]) -> str:
+    from .compare_systems import TEST_NAMES
     from .compare_text import legend, winner_rows
 
     page = Page("System comparison")
@@ -183,7 +184,7 @@ def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[st
                  "equal except the measures; compared on the measures all systems share"),
                 ("measures", " ".join(cmp["measures"])),
                 ("correction", f"{c['description']}, over {c['family']} tests of each kind ({c['scope']})"),
-                ("marks", f"{c['test']} adjusted p < {c['alpha']:g}"),
+                ("marks", f"{TEST_NAMES[c['test']]}, adjusted p < {c['alpha']:g}"),
                 ("delta", cmp["delta"]),
                 ("resampling", f"seed {cmp['seed']}, {cmp['resamples']} resamples, "
                                f"{cmp['confidence_level']:.0%} bootstrap interval"),
