@@ -138,7 +138,7 @@ def write_per_query(path: str, report: dict) -> None:
     kind = per_query_kind(path)
     rows = per_query_rows(report)
     if kind == "parquet":
-        atomic_write(path, lambda fh: _parquet(rows).write_parquet(fh))
+        atomic_write(path, lambda buf: _parquet(rows).write_parquet(buf))  # buf: the staged file outputs gives
     else:
         atomic_write(path, render(PER_QUERY_COLUMNS, rows, kind))
 
