@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from trec_bridge.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,8 +96,13 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     run_cli("stages", KB / "dataset.json", "--stage", f"vector={KB / 'stage_vector.json'}",
             "--stage", f"merged={KB / 'stage_merged.json'}", "--stage", f"rerank={KB / 'run_1.json'}",
             "--html", out / "stages.html")
+    dl19 = SHARED_DATA / "runs" / "trec-dl-2019-passage-official"
+    if dl19.is_dir():  # the nine official DL19 passage runs, as in docs/reports.md
+        run_cli("compare", "--dataset", SHARED_DATA / "qrels" / "anserini-tools" / "qrels.dl19-passage.txt", "--rel", "2",
+                *sorted(dl19.glob("input.*.gz")), "--measure", "nDCG@10 AP", "--resamples", "200",
+                "--html", out / "compare-dl19.html")
     found = {p.stem: p for p in out.glob("*.html")}
-    assert sorted(found) == ["acceptance", "compare", "crosscheck", "score", "stages"]
+    assert {"acceptance", "compare", "crosscheck", "score", "stages"} <= set(found)
     return found
 
 
@@ -112,20 +118,25 @@ def render(chromium: str, page: Path, width: int, shot: Path) -> tuple[dict, lis
     assert match, f"the harness did not report: {done.stderr[-2000:]}"
     probe = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-    subprocess.run(common + [f"--screenshot={shot}", harness.as_uri()], capture_output=True, timeout=120)
+    still = page.parent / f"still-{page.stem}-{width}.html"  # the screenshot: the page as it opens, not re-sorted
+    still.write_text((HARNESS.split("<script>")[0] + "</body></html>\n").format(src=page.name, width=width, height=1800),
+                     encoding="utf-8")
+    subprocess.run(common + [f"--screenshot={shot}", still.as_uri()], capture_output=True, timeout=120)
     return probe, console
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("kind", ["score", "crosscheck", "compare", "acceptance", "stages"])
+@pytest.mark.parametrize("kind", ["score", "crosscheck", "compare", "acceptance", "stages", "compare-dl19"])
 def test_report_renders_without_errors_or_overflow(chromium, pages, kind, width, tmp_path):
+    if kind not in pages:
+        pytest.skip(f"shared data not found at {SHARED_DATA}: no DL19 comparison page")
     shot = tmp_path / f"{kind}-{width}.png"
     probe, console = render(chromium, pages[kind], width, shot)
     assert console == [], f"console messages: {console}"
     assert probe["width"] == width
     assert probe["scroll"] <= probe["width"], f"the page scrolls sideways at {width} px: {probe}"
     assert probe["missing"] == 0 and probe["images"] >= 1, probe
-    if kind in ("score", "crosscheck", "compare"):
+    if kind.startswith(("score", "crosscheck", "compare")):
         assert probe["sorted"] == "descending" and probe["filtered"] == 0, probe  # the script ran
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keep = os.environ.get("TREC_BRIDGE_SCREENSHOTS")

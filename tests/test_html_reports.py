@@ -59,6 +59,7 @@ def test_score_html_is_the_evaluation_report_not_the_acceptance_one(hostile):
     assert [r["status"] for r in rows] == ["ranked", "ranked", "ranked", "missing"]
     assert rows[0]["P@1"] == "null" and rows[3]["AP"] == "0.0000"
     assert len(page.images) == 1
+    assert all(len(r["sha256"]) == 64 for r in rows_as_dicts(page.tables["inputs"]))  # the inputs' fingerprints
     text = html.read_text()
     assert 'id="system"' in text  # the place for the system's description (issue 23)
 
@@ -89,6 +90,7 @@ def test_crosscheck_html_shows_each_tool_and_each_differences_axis(hostile):
     assert code == 2, err  # explained, but the run is incomplete under strict
     report = read_json(hostile / "x.json")
     page = parse(html, scripts=True)
+    assert [(r["input"], len(r["sha256"])) for r in rows_as_dicts(page.tables["inputs"])] == [("dataset", 64), ("run", 64)]
     tools = rows_as_dicts(page.tables["tools"])
     assert [t["tool"] for t in tools] == ["pytrec_eval"]
     summary = rows_as_dicts(page.tables["crosscheck-summary"])

@@ -38,7 +38,7 @@ td.null { color: #8c959f; font-style: italic; }
 .excellent { background: #dafbe1; } .good { background: #eaf5d3; } .pass { background: #fff8c5; }
 .fail { background: #ffebe9; } .best { font-weight: bold; } .no { background: #ffebe9; }
 .verdict { font-size: 1.15em; font-weight: bold; padding: 0.5em; border: 2px solid; display: inline-block; }
-.verdict.pass { border-color: #1a7f37; } .verdict.fail, .verdict.incomplete { border-color: #cf222e; }
+.verdict.pass { border-color: #1a7f37; } .verdict.ok { border-color: #1a7f37; background: #dafbe1; } .verdict.fail, .verdict.incomplete { border-color: #cf222e; }
 .warning { color: #9a6700; } .note { color: #57606a; }
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; margin: 0.5em 0; }
 code { background: #f6f8fa; padding: 0 0.2em; }

@@ -124,7 +124,7 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
     page = Page("Cross-check report")
     verdict = "every difference is explained" if report["outcome"] == "explained" else \
         f"{len(report['unexplained'])} UNEXPLAINED difference(s)"
-    page.parts.append(f'<p class="verdict {"pass" if report["outcome"] == "explained" else "fail"}">'
+    page.parts.append(f'<p class="verdict {"ok" if report["outcome"] == "explained" else "fail"}">'
                       f"{escape('cross-check: ' + verdict)}</p>")
     protocol_section(page, strict)
     page.h2("Reference tools", "tools")

@@ -9,7 +9,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
 from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
-from .report_options import add_report_options, json_report_text, write_pages
+from .report_options import add_report_options, input_fingerprints, json_report_text, write_pages
 
 
 
@@ -90,7 +90,7 @@ def run(args) -> int:
                             step=lambda text: setattr(shown, "detail", text))
     if measures.notes:
         result.strict.extra["measures"] = list(measures.notes)
-    report = crosscheck_report(result, build_report(result.strict))
+    report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html)))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
     if args.html or args.png_dir:

@@ -8,7 +8,8 @@ from contextlib import closing
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
-from .report_options import add_report_options, check_report_options, json_report_text, write_pages
+from .report_options import (add_report_options, check_report_options, input_fingerprints, json_report_text,
+                             write_pages)
 
 HELP = """Score a run on a dataset under a policy (strict by default).
 
@@ -124,15 +125,13 @@ def run(args) -> int:
 
 def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
-    from ..files import sha256_file
     from ..outputs import atomic_write
     from ..report import build_report, render_table
     from ..tables import score_summary, write_per_query
     from . import say_notes
 
-    # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
-    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
-              for role, path in loaded.roles().items()}
+    # fingerprints go into the JSON report, the HTML and the RAG outputs only: no hashing of a 7M-line run otherwise
+    inputs = input_fingerprints(loaded, args.json or plan or args.html)
     result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
     if notes:
         result.extra["measures"] = list(notes)
