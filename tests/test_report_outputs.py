@@ -186,3 +186,15 @@ def test_crosscheck_summary_formats_name_each_tool_and_measure(tmp_path):
     assert lines[0].split("\t")[:3] == ["tool", "measure", "strict"]
     assert lines[2].split("\t")[:6] == ["pytrec_eval", "AP", "0.7916666666666666", "0.7916666666666666",
                                         "0.7916666666666666", "yes"]
+
+
+def test_stages_text_shows_a_long_fraction_as_its_float():
+    from trec_bridge.rag.stages import StageAnalysis, render_text
+
+    long = "7033562522293845123/10000000000000000001"
+    stage = {"name": "vector", "run": "v.json", "outcome": "complete", "missing_queries": [], "failed_queries": {},
+             "recall": {"value": 0.7033562522293845, "exact": long, "eligible": 3}}
+    short = {**stage, "name": "rerank", "recall": {"value": 0.5, "exact": "1/2", "eligible": 3}}
+    data = {"measure": "R@10", "k": 10, "eligible": 3, "stages": [stage, short], "transitions": [], "per_query": []}
+    text = render_text(StageAnalysis(10, ["vector", "rerank"], [], data))
+    assert long not in text and "0.7033562522293845" in text and "1/2" in text
