@@ -21,6 +21,11 @@ SHARED_DATA = Path(os.environ.get("TREC_BRIDGE_SHARED_DATA", REPO.parent / "shar
 # marked ``slow`` here, in one place, so that ``pytest -m "not slow"`` is the
 # quick loop while CI still runs everything.
 SLOW_FILES = frozenset({
+    "test_html_reports.py",  # issue 20: scoring, a cross-check and HTML pages, ~4 s
+    "test_chart_layout.py",  # issue 20: renders charts with matplotlib, ~4 s
+    "test_browser.py",  # issue 20: headless Chromium, a few seconds a page
+    "test_compare_many.py",  # issue 20: paired tests with resampling over several systems
+    "test_compare_dl19.py",  # issue 20: nine official DL19 runs
     "test_mutants.py",
     "test_walk.py",
     "test_crosscheck_hypothesis.py",

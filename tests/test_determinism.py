@@ -55,9 +55,10 @@ def test_score_json_is_byte_identical(inputs, tmp_path):
     outputs = []
     for i, (seed, threads) in enumerate([("1", None), ("2", "1")]):
         out = tmp_path / f"report{i}.json"
-        p = _cli(["score", str(qrels), str(run), MEASURES, "--json", str(out), "--per-query"], seed, threads, tmp_path)
+        p = _cli(["score", str(qrels), str(run), MEASURES, "--json", str(out), "--per-query",
+                  str(tmp_path / f"pq{i}.tsv")], seed, threads, tmp_path)
         assert p.returncode == 2, p.stderr  # missing queries: incomplete, report still written
-        outputs.append(out.read_bytes())
+        outputs.append(out.read_bytes() + (tmp_path / f"pq{i}.tsv").read_bytes())
     assert outputs[0] == outputs[1]
 
 

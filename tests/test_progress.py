@@ -107,3 +107,39 @@ def test_a_closed_stream_does_not_raise():
 @pytest.mark.parametrize("seconds,text", [(0.4, "0s"), (7.9, "7s"), (65, "1m05s"), (7380, "2h03m")])
 def test_format_elapsed(seconds, text):
     assert format_elapsed(seconds) == text
+
+
+def test_a_nested_step_is_the_outer_lines_detail_not_a_second_line():
+    """Issue 20 §6: crosscheck/compare wrap whole steps that read files (which have their own line)."""
+    tty = FakeTTY()
+    with progress("comparing", delay=0.01, interval=0.01, stream=tty) as outer:
+        with progress("reading a.json", delay=0.01, stream=tty) as inner:
+            assert outer.detail == "reading a.json"
+            time.sleep(0.15)
+        assert outer.detail == ""
+        time.sleep(0.05)
+    assert not inner.shown and outer.shown
+    assert "comparing … 0s (reading a.json)" in tty.getvalue()
+    assert "\rreading a.json" not in tty.getvalue()
+    assert not _progress_threads()
+
+
+def test_compare_and_crosscheck_show_progress_on_a_terminal(monkeypatch, tmp_path):
+    """Forced on (as on a terminal), the long steps of compare name what they do, on stderr only."""
+    import contextlib
+    from pathlib import Path
+
+    from trec_bridge import progress as progress_module
+    from trec_bridge.cli.main import main
+
+    monkeypatch.setenv(ENV_VAR, "1")
+    monkeypatch.setattr(progress_module, "DEFAULT_DELAY", 0.0)
+    monkeypatch.setattr(progress_module, "DEFAULT_INTERVAL", 0.005)
+    kb = Path(__file__).resolve().parent.parent / "golden" / "rag" / "kb"
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = main(["compare", "--dataset", str(kb / "dataset.json"), str(kb / "run_1.json"), str(kb / "run_b.json"),
+                     "--measure", "R@5", "--resamples", "2000"])
+    assert code == 0
+    assert "comparing" in err.getvalue() and "scoring" in err.getvalue()
+    assert "comparing" not in out.getvalue()

@@ -88,8 +88,9 @@ def test_compare_cli_all_measures_text_and_json(tmp_path, capsys):
     assert main(["compare", a, b, "--json", str(out)]) == 0
     text = capsys.readouterr().out
     cmp = json.loads(out.read_text())
-    assert [m["measure"] for m in cmp["measures"]] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
-    r5 = cmp["measures"][1]
+    assert cmp["measures"] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
+    assert [m["measure"] for m in cmp["pairs"][0]["measures"]] == cmp["measures"]
+    r5 = cmp["pairs"][0]["measures"][1]
     # R@5: k09 and k10 gain 1, k05 stays in the top 5
     assert (r5["wins"], r5["losses"], r5["ties"]) == (2, 0, 8)
     assert r5["permutation"]["pvalue"] == pytest.approx(0.5)  # exact: 2 of the 4 sign patterns of (1, 1)
@@ -102,8 +103,8 @@ def test_compare_uses_averaged_repeats(tmp_path):
     out = tmp_path / "cmp.json"
     assert main(["compare", a, b, "--measure", "R@5", "--json", str(out)]) == 0
     cmp = json.loads(out.read_text())
-    assert cmp["a"]["values_from"].startswith("averaged over 3 repeats")
-    k09 = {r["query_id"]: r for r in cmp["measures"][0]["per_query"]}["k09"]
+    assert cmp["systems"][0]["values_from"].startswith("averaged over 3 repeats")
+    k09 = {r["query_id"]: r for r in cmp["pairs"][0]["measures"][0]["per_query"]}["k09"]
     assert k09["delta_exact"] == "-1/3"  # B = 0, A averaged (0 + 0 + 1)/3
     assert cmp["warnings"]
 

@@ -95,5 +95,5 @@ def test_rag_golden_case(folder, case, tol, tmp_path, capsys):
         for qid, stages in case["stage_recall"].items():
             assert {s: v["exact"] for s, v in rows[qid]["recall"].items()} == stages
     if "compare_rows" in case:
-        rows = _by_id(report["measures"][0]["per_query"])
+        rows = _by_id(report["pairs"][0]["measures"][0]["per_query"])
         assert {q: rows[q]["delta_exact"] for q in case["compare_rows"]} == case["compare_rows"]

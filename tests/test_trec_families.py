@@ -94,9 +94,11 @@ def test_counts_print_as_integers(tmp_path, capsys):
     qrels, run = tmp_path / "q", tmp_path / "r"
     qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
     run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\nq1 Q0 c 3 0.5 r\n")
-    assert main(["score", str(qrels), str(run), "NumRet AP", "--json", str(tmp_path / "o.json"), "--per-query"]) == 0
+    assert main(["score", str(qrels), str(run), "NumRet AP", "--json", str(tmp_path / "o.json"),
+                 "--per-query", str(tmp_path / "pq.tsv")]) == 0
     out = capsys.readouterr().out
-    assert "\nNumRet          3  3 " in out and "q1\tranked\t3\t1.0000" in out
+    assert "\nNumRet          3  3 " in out
+    assert "q1\tNumRet\tranked\t3\t3\t" in (tmp_path / "pq.tsv").read_text()
     report = json.loads((tmp_path / "o.json").read_text())
     assert report["means"]["NumRet"]["value"] == 3 and isinstance(report["means"]["NumRet"]["value"], int)
     assert isinstance(report["per_query"][0]["values"]["NumRet"], int)

@@ -12,6 +12,8 @@ raised in the order the tools were asked for, as if they ran one by one.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -79,9 +81,12 @@ class CrosscheckResult:
 
 def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: list[str], *,
                split: str | None = None, chunk_map: ChunkMap | None = None, complete: bool = False,
-               require: bool = True) -> CrosscheckResult:
+               require: bool = True, step: Callable[[str], None] | None = None) -> CrosscheckResult:
+    """``step(text)``: told of each long step as it starts (the CLI's progress line); nothing else."""
     from . import references
 
+    say = step or (lambda text: None)
+    say("scoring strict")
     # every tool sees the selected split and documents rather than chunks: the run as the scorer read it
     prepared = prepare(dataset, run, split=split, chunk_map=chunk_map)
     dataset, run = prepared.dataset, prepared.run
@@ -98,6 +103,7 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
         for job in sorted(live, key=lambda j: not j.ref.background):  # background tools first
             job.pending = job.ref.start(dataset.qrels, run, measures, rel=dataset.threshold, options=options)
         for job in live:
+            say(f"{job.check.tool}: walking the policy axes")
             try:
                 job.check.walk = walk_axes(steps, job.check.policy)  # one Rescorer: the walks share their reading
             except Exception as exc:  # noqa: BLE001 - raised by settle(), after the tool's own error
@@ -105,6 +111,8 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
             if not job.ref.background:
                 job.settle(measures)  # its result is already here: compare while trec_eval still runs
         for job in jobs:  # in the order asked: the first error is the one a one-by-one run would raise
+            if job.check is not None and job.check.available and not job.settled:
+                say(f"{job.check.tool}: running and comparing")
             job.settle(measures)
             if job.error is not None:
                 raise job.error

@@ -1,6 +1,8 @@
 """The cross-check's JSON report and its terminal text, beside ``report.py`` (whose report it embeds)."""
 from __future__ import annotations
 
+from .report import tool_stamp
+
 
 def crosscheck_report(result, strict_report: dict) -> dict:
     """The full cross-check report (formats.md): the strict report, each tool's numbers and the unexplained differences."""
@@ -19,7 +21,7 @@ def crosscheck_report(result, strict_report: dict) -> dict:
             })
         tools[t.tool] = entry
     return {
-        "format": "trec-bridge.crosscheck", "version": 1,
+        "format": "trec-bridge.crosscheck", "version": 1, "tool": tool_stamp(),
         "strict": strict_report,
         "references": tools,
         "outcome": "unexplained" if result.unexplained else "explained",
@@ -69,3 +71,19 @@ def render_text(result, per_query: bool) -> str:
     verdict = "every difference is explained" if not result.unexplained else f"{len(result.unexplained)} UNEXPLAINED"
     out.append(f"cross-check: {verdict}")
     return "\n".join(out) + "\n"
+
+
+SUMMARY_HEADERS = ["tool", "measure", "strict", "reference", "emulated", "agrees", "strict - reference by axis"]
+
+
+def summary_rows(result) -> list[list]:
+    """One row per available tool x measure: the numbers and each difference's axes (for --format and HTML)."""
+    rows = []
+    for t in result.tools:
+        if not t.available:
+            continue
+        for name, agg in t.aggregates.items():
+            axes = ", ".join(p["axis"] for p in agg["parts"]) or "-"
+            rows.append([t.tool, name, agg["strict"], agg["reference"], agg["emulation"],
+                         "yes" if agg["agrees"] else "NO", axes])
+    return rows

@@ -19,6 +19,11 @@ load takes more than a couple of seconds". Wrap the slow step::
 * ``TREC_BRIDGE_PROGRESS=0`` turns it off; ``=1`` forces it on even when
   stderr is not a terminal (for debugging a pipeline).
 
+Steps nest: a step inside another (a file read while a report is compared)
+draws no second line that would fight the first; it shows as the outer
+line's detail while it lasts (``reading report.json``), so one line is on
+the terminal at a time.
+
 The helper never raises because of its stream: a write error (closed stream,
 broken pipe) silently stops the line.
 """
@@ -33,6 +38,7 @@ from typing import TextIO
 from .messages import printable
 
 ENV_VAR = "TREC_BRIDGE_PROGRESS"
+_shown: list["progress"] = []  # the lines being drawn, outermost first (nested steps become its detail)
 DEFAULT_DELAY = 2.0
 DEFAULT_INTERVAL = 0.5
 
@@ -80,11 +86,19 @@ class progress:  # noqa: N801 - used like a function: ``with progress("reading x
         self._start = 0.0
         self._width = 0  # characters of the line currently shown (0: nothing shown)
         self.shown = False  # whether the line was ever written (for tests and callers)
+        self._outer: progress | None = None  # the step this one is nested in (its detail meanwhile)
+        self._outer_detail = ""
 
     def __enter__(self) -> "progress":
         stream = self._stream_arg if self._stream_arg is not None else sys.stderr
         if stream is None or not _enabled(stream):
             return self
+        if _shown:  # inside another step: become its detail, not a second line
+            self._outer = _shown[-1]
+            self._outer_detail = self._outer.detail
+            self._outer.detail = self.label
+            return self
+        _shown.append(self)
         self._stream = stream
         self._start = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="trec-bridge-progress", daemon=True)
@@ -92,6 +106,11 @@ class progress:  # noqa: N801 - used like a function: ``with progress("reading x
         return self
 
     def __exit__(self, *exc) -> bool:
+        if self._outer is not None:
+            self._outer.detail = self._outer_detail
+            self._outer = None
+        if self in _shown:
+            _shown.remove(self)
         if self._thread is not None:
             self._stop.set()
             self._thread.join()

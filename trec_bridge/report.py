@@ -10,6 +10,7 @@ import json
 from fractions import Fraction
 
 from . import __version__
+from .numtext import exact_text, readable_exact
 from .scorer import ScoreResult
 
 REPORT_FORMAT = "trec-bridge.report"
@@ -17,9 +18,12 @@ REPORT_VERSION = 1
 
 
 def fraction_text(f: Fraction | None) -> str | None:
-    if f is None:
-        return None
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    return exact_text(f)
+
+
+def tool_stamp() -> dict:
+    """Which trec-bridge wrote a report: every JSON report carries it (score, crosscheck, compare, stages)."""
+    return {"name": "trec-bridge", "version": __version__}
 
 
 def shown(value: float | None, integer: bool) -> float | int | None:
@@ -36,10 +40,11 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
     report = {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
-        "tool": {"name": "trec-bridge", "version": __version__},
+        "tool": tool_stamp(),
         "policy": result.policy.to_json(),
         "fingerprints": {
             "protocol": result.protocol_fingerprint,
+            **({"protocol_parts": result.protocol_parts()} if result.protocol_parts else {}),
             "inputs": inputs or {},
             "chunk_map": result.chunk_map_fingerprint,
         },
@@ -104,17 +109,16 @@ def _fmt(value: float | None, integer: bool = False) -> str:
     return str(int(value)) if integer else f"{value:.4f}"
 
 
-def render_table(result: ScoreResult, per_query: bool = False) -> str:
-    """A readable summary: means with exact values, counts, and what made the run incomplete."""
+def render_table(result: ScoreResult) -> str:
+    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete."""
     lines = []
     width = max([len(str(m)) for m in result.measures] + [7])
-    lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<14} eligible")
     counts = {str(m) for m in result.measures if m.integer}
+    exacts = {name: readable_exact(mean.exact, mean.value) for name, mean in result.means.items()}
+    ew = max([len(e) for e in exacts.values()] + [5])
+    lines.append(f"{'measure':<{width}}  {'mean':>8}  {'exact':<{ew}}  eligible")
     for name, mean in result.means.items():
-        exact = fraction_text(mean.exact) or ""
-        if len(exact) > 14:
-            exact = exact[:11] + "..."
-        lines.append(f"{name:<{width}}  {_fmt(mean.value, name in counts):>8}  {exact:<14} {mean.eligible}")
+        lines.append(f"{name:<{width}}  {_fmt(mean.value, name in counts):>8}  {exacts[name]:<{ew}}  {mean.eligible}")
     t = result
     lines.append("")
     lines.append(f"queries: {len(t.queries)} in the set ({t.query_source}"
@@ -131,12 +135,6 @@ def render_table(result: ScoreResult, per_query: bool = False) -> str:
         lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, {why}, excluded): "
                      f"{_ids(t.unjudged_queries)}")
     lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
-    if per_query:
-        lines.append("")
-        names = [str(m) for m in result.measures]
-        lines.append("\t".join(["query", "status"] + names))
-        for q in result.queries:
-            lines.append("\t".join([q.query_id, q.status] + [_fmt(q.values[n], n in counts) for n in names]))
     return "\n".join(lines) + "\n"
 
 

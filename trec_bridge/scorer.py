@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -66,6 +66,7 @@ class ScoreResult:
     split: str | None
     unjudged_queries: list[str]
     protocol: Callable[[], str] = field(repr=False, compare=False)  # computes protocol_fingerprint
+    protocol_parts: Callable[[], dict] | None = field(default=None, repr=False, compare=False)  # each part's SHA-256
     chunk_map_fingerprint: str | None = None
     chunk_evidence: pl.DataFrame | None = None
     order: dict | None = None
@@ -314,10 +315,12 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     for m in measures:
         if means[str(m)].value is not None and not np.isfinite(means[str(m)].value):
             raise gain_overflow(m, "mean")
+    components = cache(lambda: protocol_components(dataset, measures, policy))  # the judgments hashed once
     return ScoreResult(
         policy=policy, measures=list(measures), queries=results, means=means,
         query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
-        protocol=lambda: protocol_fingerprint(dataset, measures, policy),
+        protocol=lambda: canonical_sha256(components()),
+        protocol_parts=lambda: protocol_part_fingerprints(components()),
         order=_order_summary(run), threshold=dataset.threshold,
         chunk_map_fingerprint=prepared.chunk_map.fingerprint() if prepared.chunk_map is not None else None,
         chunk_evidence=prepared.chunk_evidence,
@@ -562,8 +565,25 @@ class _LazyExact(Mapping):
 
 def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Policy) -> str:
     """SHA-256 of everything that decides the numbers except the run (policy §6)."""
+    return canonical_sha256(protocol_components(dataset, measures, policy))
+
+
+# a protocol part as a reader names it (compare says which differ) -> the components it covers
+PROTOCOL_PARTS = {"queries": ("queries", "query_source", "split"), "judgments": ("judgments_sha256", "completeness"),
+                  "measures": ("measures",), "threshold": ("threshold",), "gain": ("gain",),
+                  "policy": ("policy", "depth", "judged_only")}  # the ranking options only when set
+
+
+def protocol_part_fingerprints(components: dict) -> dict[str, str]:
+    """One SHA-256 per protocol part (PROTOCOL_PARTS), so that two reports can say *which* part differs."""
+    return {part: canonical_sha256({k: components[k] for k in keys if k in components})
+            for part, keys in PROTOCOL_PARTS.items()}
+
+
+def protocol_components(dataset: Dataset, measures: list[Measure], policy: Policy) -> dict:
+    """Everything that decides the numbers except the run, as a dict (hashed whole: the protocol fingerprint)."""
     judgments = dataset.qrels.frame.select("query_id", "doc_id", "grade").sort(["query_id", "doc_id"])
-    return canonical_sha256({
+    return {
         "queries": sorted([q.query_id, q.split] for q in dataset.queries),
         "query_source": dataset.query_source,
         "split": dataset.split,
@@ -576,7 +596,7 @@ def protocol_fingerprint(dataset: Dataset, measures: list[Measure], policy: Poli
         # the ranking options only when set, so that every fingerprint made before them stays the same
         **({"depth": policy.depth} if policy.depth is not None else {}),
         **({"judged_only": True} if policy.judged_only else {}),
-    })
+    }
 
 
 def _order_summary(run: RunSummary) -> dict | None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
 from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
+from .report_options import add_report_options, input_fingerprints, json_report_text, write_pages
 
 
 
@@ -44,7 +44,10 @@ def add_parser(sub) -> None:
     p.add_argument("--against", help="comma-separated reference tools (default: every registered one, "
                    "see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
-    p.add_argument("--json", metavar="OUT", help="write the full cross-check report here")
+    add_report_options(p, per_query=False)
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report: protocol, per-tool table with "
+                   "each difference's axes, per-query differences (docs/reports.md)")
+    p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
                    help="where a minimal reproducer goes on an unexplained difference (default: %(default)s)")
     p.add_argument("--per-query", action="store_true", help="print every per-query difference")
@@ -60,16 +63,18 @@ def io(args):
     from ..outputs import Declared
 
     tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json],
-                    folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools])
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
+                    folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
+                    + [(args.png_dir, ["distributions.png"])])
 
 
 def run(args) -> int:
     from ..crosscheck import crosscheck, minimal_reproducer
-    from ..crosscheck_report import crosscheck_report, render_text
+    from ..crosscheck_report import SUMMARY_HEADERS, crosscheck_report, render_text, summary_rows
     from ..errors import UsageError
     from ..outputs import atomic_write, make_dirs
     from ..measures import parse_measures
+    from ..progress import progress
     from ..report import build_report
     from . import say_notes
 
@@ -79,14 +84,25 @@ def run(args) -> int:
         raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")
     measures = parse_measures(args.measures)
     loaded = load_inputs(args)
-    result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
-                        chunk_map=loaded.chunk_map, complete=args.complete)
+    with progress("cross-check") as shown:
+        result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
+                            chunk_map=loaded.chunk_map, complete=args.complete,
+                            step=lambda text: setattr(shown, "detail", text))
     if measures.notes:
         result.strict.extra["measures"] = list(measures.notes)
-    report = crosscheck_report(result, build_report(result.strict))
+    report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html)))
     if args.json:
-        atomic_write(args.json, json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    sys.stdout.write(render_text(result, args.per_query))
+        atomic_write(args.json, json_report_text(report, args, allow_nan=True))
+    if args.html or args.png_dir:
+        write_pages(report, args.html, args.png_dir, "crosscheck")
+    if args.format == "table":
+        sys.stdout.write(render_text(result, args.per_query))
+    elif args.format == "json":
+        sys.stdout.write(json_report_text(report, args, allow_nan=True))
+    else:
+        from ..tables import render
+
+        sys.stdout.write(render(SUMMARY_HEADERS, summary_rows(result), args.format))
     say_notes(measures.notes)
     if result.unexplained:
         first = result.unexplained[0]

@@ -7,6 +7,7 @@ from ..errors import UsageError
 from ..integers import INT64_MIN, int_option
 from ..messages import note
 from ..messages import quote
+from ..progress import progress
 
 IRDS_HELP = """Build a trec-bridge JSON dataset from an ir_datasets ID (queries + qrels).
 
@@ -112,7 +113,8 @@ def _irds(args) -> int:
     dataset = import_irds(args.dataset_id, list_docs=args.list_docs, progress=False if args.no_progress else None,
                           max_docs=args.max_docs or DEFAULT_MAX_DOCS, threshold=args.rel,
                           allow_download=args.download, home=args.home)
-    dump_dataset(dataset, args.output)
+    with progress(f"writing {args.output}"):
+        dump_dataset(dataset, args.output)
     meta = dataset.metadata.get(SOURCE_KEY, {})
     for w in meta.get("warnings", []):
         note(f"warning: {w}")
@@ -141,12 +143,15 @@ def _ranx_run(args) -> int:
     from converters.ranx_json import read_ranx_run
 
     run_id = args.run_id or _stem(Path(args.input).name)
-    run = read_ranx_run(args.input, run_id=run_id, dataset_id=args.dataset_id, dataset_version=args.dataset_version)
+    with progress(f"reading {args.input}"):
+        run = read_ranx_run(args.input, run_id=run_id, dataset_id=args.dataset_id,
+                            dataset_version=args.dataset_version)
     tied = sum(o.ties_broken for o in run.order or ())
     if tied:
         note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
               "descending (trec_eval's rule)")
-    dump_run(run, args.output)
+    with progress(f"writing {args.output}"):
+        dump_run(run, args.output)
     note(f"wrote {args.output}: run {quote(run_id)}, {len(run.queries)} queries, {run.frame.height} documents")
     return 0
 
@@ -162,9 +167,11 @@ def _ranx_qrels(args) -> int:
     from converters.json_dataset import dump_dataset
     from converters.ranx_json import read_ranx_dataset
 
-    dataset = read_ranx_dataset(args.input, dataset_id=args.dataset_id, dataset_version=args.dataset_version,
-                                threshold=args.rel)
-    dump_dataset(dataset, args.output)
+    with progress(f"reading {args.input}"):
+        dataset = read_ranx_dataset(args.input, dataset_id=args.dataset_id, dataset_version=args.dataset_version,
+                                    threshold=args.rel)
+    with progress(f"writing {args.output}"):
+        dump_dataset(dataset, args.output)
     note(f"wrote {args.output}: {len(dataset.queries)} queries, {dataset.qrels.frame.height} judgments, "
           f"grades {list(dataset.grades)}")
     return 0

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 
+from .. import __version__
 from ..errors import EXIT_INVALID, TrecBridgeError
 from ..messages import message_text
 
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         "3 unexplained difference in a cross-check, 4 acceptance gate failed, 5 figures that explain "
         "cannot reproduce.",
     )
+    parser.add_argument("--version", action="version", version=f"trec-bridge {__version__}",
+                        help="print trec-bridge's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for module_name in COMMANDS.values():

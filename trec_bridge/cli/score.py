@@ -8,6 +8,8 @@ from contextlib import closing
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
+from .report_options import (add_report_options, check_report_options, input_fingerprints, json_report_text,
+                             write_pages)
 
 HELP = """Score a run on a dataset under a policy (strict by default).
 
@@ -27,8 +29,10 @@ RAG acceptance (docs/rag.md): --gate [FILE] prints each gated measure's tier
 exits 4 when one is below pass or fewer than --min-queries (200) queries are
 eligible; exit 1 and 2 take priority. Gated and triage measures missing from
 MEASURES are added (and the output says so); MEASURES may be the word "rag"
-for exactly the acceptance measures. --repeat, --html, --png-dir, --rag and
-the triage options turn the same analysis on without gating."""
+for exactly the acceptance measures. --repeat, --rag and
+the triage options turn the same analysis on without gating; with any of
+them --html writes the acceptance report, without them the ordinary
+evaluation report (docs/reports.md)."""
 
 
 def add_parser(sub) -> None:
@@ -38,8 +42,10 @@ def add_parser(sub) -> None:
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100"')
     p.add_argument("--policy", default="strict",
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
-    p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
-    p.add_argument("--per-query", action="store_true", help="print a per-query table")
+    add_report_options(p)
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (docs/reports.md); with the RAG "
+                   "options below, the acceptance report (docs/rag.md)")
+    p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
     rag = p.add_argument_group("RAG acceptance (docs/rag.md; strict policy only)")
     rag.add_argument("--gate", nargs="?", const=True, default=None, metavar="FILE",
                      help="gate on the acceptance tiers (thresholds FILE, TOML; default: policy §8's table); exit 4 on failure")
@@ -52,8 +58,6 @@ def add_parser(sub) -> None:
     rag.add_argument("--triage-k", type=int_option("--triage-k", 1, code="E_CUTOFF"), metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
     rag.add_argument("--triage-recall-below", metavar="X", help="list queries with R@K below X (default 0.3)")
     rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
-    rag.add_argument("--html", metavar="OUT", help="write a self-contained HTML acceptance report")
-    rag.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
     p.set_defaults(handler=run, io=io)
 
 
@@ -61,9 +65,12 @@ def io(args):
     """Every file score reads and writes (checked before anything is read: trec_bridge.outputs)."""
     from ..outputs import Declared
 
+    from ..rag.options import AcceptanceOptions
+
     gate = args.gate if isinstance(args.gate, str) else None
+    chart = "tiers.png" if AcceptanceOptions.from_args(args).requested() else "distributions.png"
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat],
-                    outputs=[args.json, args.html], folders=[(args.png_dir, ["tiers.png"])])
+                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, [chart])])
 
 
 def _score_in_parts(dataset, args, measures, policy):
@@ -107,6 +114,7 @@ def run(args) -> int:
     from ..rag.options import AcceptanceOptions
     from ..scorer import evaluate, prepare_for
 
+    check_report_options(args)
     options = AcceptanceOptions.from_args(args)
     plan = None
     if options.requested():
@@ -130,24 +138,34 @@ def run(args) -> int:
 
 def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
-    from ..files import sha256_file
     from ..outputs import atomic_write
-    from ..report import build_report, render_table, report_json
+    from ..report import build_report, render_table
+    from ..tables import score_summary, write_per_query
     from . import say_notes
 
-    # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
-    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
-              for role, path in loaded.roles().items()}
+    # fingerprints go into the JSON report, the HTML and the RAG outputs only: no hashing of a 7M-line run otherwise
+    inputs = input_fingerprints(loaded, args.json or plan or args.html)
     result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
     if notes:
         result.extra["measures"] = list(notes)
     acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
-    if args.json:
+    report = None
+    if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:
         report = build_report(result, inputs)
         if acceptance is not None:
             report["rag"] = acceptance.to_json()
-        atomic_write(args.json, report_json(report))
-    sys.stdout.write(render_table(result, per_query=args.per_query))
+    if args.json:
+        atomic_write(args.json, json_report_text(report, args))
+    if args.per_query:
+        write_per_query(args.per_query, report)
+    if acceptance is None and (args.html or args.png_dir):
+        write_pages(report, args.html, args.png_dir, "score")
+    if args.format == "table":
+        sys.stdout.write(render_table(result))
+    elif args.format == "json":
+        sys.stdout.write(json_report_text(report, args))
+    else:
+        sys.stdout.write(score_summary(report, args.format))
     say_notes(notes)  # after scoring: a rejected input still gets one error line
     if acceptance is not None:
         plan.write_outputs(acceptance, inputs)

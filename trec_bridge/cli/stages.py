@@ -54,6 +54,7 @@ def parse_stage(text: str) -> tuple[str, str]:
 
 def run(args) -> int:
     from ..outputs import atomic_write
+    from ..progress import progress
     from ..report import report_json
     from ..rag.stages import StageInput, analyse_stages, render_text
 
@@ -68,7 +69,8 @@ def run(args) -> int:
         raise UsageError("E_USAGE", f"stage name(s) given twice: {', '.join(dupes)}")
     loaded = load_inputs(args, read_run=False)
     stages = [StageInput(n, path, loaded.load_run(path)) for n, path in specs]
-    st = analyse_stages(loaded.dataset, stages, args.k, split=loaded.split, chunk_map=loaded.chunk_map)
+    with progress(f"scoring {len(stages)} stages and the documents lost between them"):
+        st = analyse_stages(loaded.dataset, stages, args.k, split=loaded.split, chunk_map=loaded.chunk_map)
     if args.json:
         atomic_write(args.json, report_json(st.data))
     _write_charts(st, args.html, args.png_dir)

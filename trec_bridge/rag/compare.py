@@ -1,10 +1,9 @@
-"""Paired comparison of two systems from their JSON reports (``score --json``).
+"""Paired statistics of two systems on one measure, from their JSON reports' per-query values.
 
-The two reports must carry the same protocol fingerprint (same query set,
-judgments, measures, threshold, gain and policy: policy §6); otherwise the
-comparison is refused (E_COMPARE_PROTOCOL, exit 1).  Per measure, the
-queries with a value in both reports (the eligible ones) are paired and
-delta = B - A is taken per query (exactly, for rational measures).
+``compare_systems`` checks the protocol and runs this for every pair of
+systems and every measure.  Per measure, the queries with a value in both
+reports (the eligible ones) are paired and delta = B - A is taken per query
+(exactly, for rational measures).
 
 Statistics come from scipy, never hand-written:
 * paired t-test: ``scipy.stats.ttest_rel`` on the paired deltas;
@@ -25,7 +24,6 @@ says so.
 """
 from __future__ import annotations
 
-import re
 import warnings
 from fractions import Fraction
 
@@ -50,59 +48,7 @@ def per_query_values(report: dict) -> tuple[list[dict], str]:
     return report["per_query"], "per_query"
 
 
-def compare_reports(a: dict, b: dict, *, measures: list[str] | None = None, seed: int = 0, resamples: int = 10000,
-                    confidence: float = 0.95, path_a: str = "A", path_b: str = "B") -> dict:
-    fa, fb = a["fingerprints"]["protocol"], b["fingerprints"]["protocol"]
-    if fa != fb:
-        raise InvalidInput("E_COMPARE_PROTOCOL",
-                           f"the two reports have different protocol fingerprints ({path_a}: {fa[:16]}..., "
-                           f"{path_b}: {fb[:16]}...): they were scored on a different query set, judgments, "
-                           "measures, relevance threshold, gain or policy, so their numbers are not comparable; "
-                           "score both runs with the same dataset, split and measures", file=path_b)
-    rows_a, src_a = per_query_values(a)
-    rows_b, src_b = per_query_values(b)
-    ids_a, ids_b = [r["query_id"] for r in rows_a], [r["query_id"] for r in rows_b]
-    if ids_a != ids_b:
-        raise InvalidInput("E_COMPARE_PROTOCOL", "the reports list different queries although their protocol "
-                           "fingerprints are equal (edited report?)", file=path_b)
-    names = measures if measures else list(a["measures"])
-    for name in names:
-        if name not in a["measures"] or name not in b["measures"]:
-            raise InvalidInput("E_USAGE", f"measure {name} is not in both reports (A has {a['measures']})", file=path_b)
-
-    warn = []
-    for label, rep, path in (("A", a, path_a), ("B", b, path_b)):
-        if rep.get("outcome") == "incomplete":
-            warn.append(f"report {label} ({path}) is of an incomplete run: its missing and failed queries score 0")
-    if src_a != src_b:
-        warn.append(f"A's values are {src_a}, B's are {src_b}")
-
-    out_measures = [_compare_measure(name, rows_a, rows_b, seed, resamples, confidence, path_b) for name in names]
-    return {
-        "format": "trec-bridge.comparison",
-        "version": 1,
-        "a": _side(a, path_a, src_a),
-        "b": _side(b, path_b, src_b),
-        "protocol_fingerprint": fa,
-        "delta": "B - A",
-        "seed": seed,
-        "resamples": resamples,
-        "confidence_level": confidence,
-        "warnings": warn,
-        "measures": out_measures,
-    }
-
-
-def _side(report: dict, path: str, source: str) -> dict:
-    run = ((report.get("fingerprints") or {}).get("inputs") or {}).get("run") or {}
-    return {"path": path, "run": run.get("path"), "outcome": report.get("outcome"), "values_from": source}
-
-
-def png_name(measure: str) -> str:
-    return "delta_" + re.sub(r"[^A-Za-z0-9]+", "_", measure).strip("_") + ".png"
-
-
-def _compare_measure(name: str, rows_a: list[dict], rows_b: list[dict], seed: int, resamples: int,
+def compare_measure(name: str, rows_a: list[dict], rows_b: list[dict], seed: int, resamples: int,
                      confidence: float, path_b: str) -> dict:
     pairs = []
     for ra, rb in zip(rows_a, rows_b):
@@ -142,7 +88,6 @@ def _compare_measure(name: str, rows_a: list[dict], rows_b: list[dict], seed: in
         **paired_tests(d, seed=seed, resamples=resamples, confidence=confidence),
         "per_query": [{"query_id": q, "a": x, "b": y, "delta": float(dd), "delta_exact": fraction_text(de)}
                       for q, x, y, dd, de in pairs],
-        "png": png_name(name),
     }
 
 
@@ -227,41 +172,3 @@ def _bootstrap(d: np.ndarray, seed: int, resamples: int, confidence: float) -> d
             return out
     return {"low": None, "high": None, "method": None, "confidence_level": confidence, "seed": seed,
             "note": "bootstrap interval undefined on these data"}
-
-
-def render_text(cmp: dict) -> str:
-    lines = [f"A: {cmp['a']['path']} (run {cmp['a']['run']}, {cmp['a']['outcome']}, values {cmp['a']['values_from']})",
-             f"B: {cmp['b']['path']} (run {cmp['b']['run']}, {cmp['b']['outcome']}, values {cmp['b']['values_from']})",
-             f"protocol fingerprints equal: {cmp['protocol_fingerprint'][:16]}...",
-             f"delta = B - A; randomization and bootstrap with seed {cmp['seed']}, {cmp['resamples']} resamples", ""]
-    ci = f"{cmp['confidence_level']:.0%} CI"
-    header = ["measure", "n", "mean A", "mean B", "delta", "W/L/T", "t-test p", "Wilcoxon p", "perm. p", ci]
-    rows = [header]
-    for m in cmp["measures"]:
-        bs = m["bootstrap"]
-        rows.append([m["measure"], str(m["n"]), _f(m["mean_a"]), _f(m["mean_b"]), _f(m["mean_delta"], sign=True),
-                     f"{m['wins']}/{m['losses']}/{m['ties']}", _p(m["t_test"]), _p(m["wilcoxon"]),
-                     _p(m["permutation"]) + ("*" if m["permutation"].get("exact") else ""),
-                     f"[{bs['low']:+.4f}, {bs['high']:+.4f}]" if bs.get("low") is not None else "n/a"])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    lines.append("(* exact randomization test: every sign pattern enumerated)")
-    for m in cmp["measures"]:
-        for key in ("t_test", "wilcoxon", "permutation", "bootstrap"):
-            note = m[key].get("note")
-            if note:
-                lines.append(f"{m['measure']} {key}: {note}")
-    for w in cmp["warnings"]:
-        lines.append("warning: " + w)
-    return "\n".join(lines) + "\n"
-
-
-def _f(v, sign: bool = False) -> str:
-    if v is None:
-        return "null"
-    return f"{v:+.4f}" if sign else f"{v:.4f}"
-
-
-def _p(d: dict) -> str:
-    return "n/a" if d.get("pvalue") is None else f"{d['pvalue']:.4g}"

@@ -1,4 +1,4 @@
-"""One self-contained HTML page per report: inline CSS, charts as base64 PNG data URIs.
+"""The RAG pages (acceptance, stages) on the shared page blocks of ``html_page``.
 
 No script, no external resource: the file can be mailed or archived as it
 is.  Every table has an ``id`` and a header row so that it can be read back
@@ -6,74 +6,10 @@ is.  Every table has an ``id`` and a header row so that it can be read back
 """
 from __future__ import annotations
 
-import base64
 from html import escape
 
-from .. import __version__
-
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #1f2328; max-width: 70em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #d0d7de; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { border: 1px solid #d0d7de; padding: 0.25em 0.6em; text-align: left; }
-th { background: #f6f8fa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.excellent { background: #dafbe1; } .good { background: #eaf5d3; } .pass { background: #fff8c5; }
-.fail { background: #ffebe9; }
-.verdict { font-size: 1.15em; font-weight: bold; padding: 0.5em; border: 2px solid; display: inline-block; }
-.verdict.pass { border-color: #1a7f37; } .verdict.fail, .verdict.incomplete { border-color: #cf222e; }
-.warning { color: #9a6700; } .note { color: #57606a; }
-img { max-width: 100%; border: 1px solid #d0d7de; margin: 0.5em 0; }
-code { background: #f6f8fa; padding: 0 0.2em; }
-"""
-
-
-class Page:
-    def __init__(self, title: str):
-        self.title = title
-        self.parts: list[str] = []
-
-    def h2(self, text: str) -> None:
-        self.parts.append(f"<h2>{escape(text)}</h2>")
-
-    def p(self, text: str, cls: str | None = None) -> None:
-        attr = f' class="{escape(cls)}"' if cls else ""
-        self.parts.append(f"<p{attr}>{escape(text)}</p>")
-
-    def table(self, table_id: str, headers: list[str], rows: list[list], *, row_class: list[str | None] | None = None,
-              caption: str | None = None) -> None:
-        out = [f'<table id="{escape(table_id)}">']
-        if caption:
-            out.append(f"<caption>{escape(caption)}</caption>")
-        out.append("<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead><tbody>")
-        for i, row in enumerate(rows):
-            cls = row_class[i] if row_class else None
-            attr = f' class="{escape(cls)}"' if cls else ""
-            cells = "".join(_cell(v) for v in row)
-            out.append(f"<tr{attr}>{cells}</tr>")
-        out.append("</tbody></table>")
-        self.parts.append("".join(out))
-
-    def image(self, png: bytes, alt: str) -> None:
-        data = base64.b64encode(png).decode("ascii")
-        self.parts.append(f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">')
-
-    def render(self) -> str:
-        body = "\n".join(self.parts)
-        return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-                f"<title>{escape(self.title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-                f"<h1>{escape(self.title)}</h1>\n{body}\n"
-                f'<p class="note">trec-bridge {escape(__version__)}</p>\n</body>\n</html>\n')
-
-
-def _cell(v) -> str:
-    if v is None:
-        return "<td>null</td>"
-    if isinstance(v, float):
-        return f'<td class="num">{v:.4f}</td>'
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f'<td class="num">{v}</td>'
-    return f"<td>{escape(str(v))}</td>"
+from ..html_page import Page
+from ..numtext import readable_exact
 
 
 def _inputs_table(page: Page, inputs: dict) -> None:
@@ -85,7 +21,6 @@ def _inputs_table(page: Page, inputs: dict) -> None:
 
 
 def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
-    from ..report import fraction_text
     from .tiers import fraction_decimal
 
     data = acc.to_json()
@@ -105,7 +40,7 @@ def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
     if acc.added_measures:
         page.p("measures added for the acceptance method: " + " ".join(acc.added_measures), "note")
     page.table("tiers", ["measure", "mean", "exact", "tier", "excellent", "good", "pass"],
-               [[t.measure, t.value, fraction_text(t.exact) or "", t.tier]
+               [[t.measure, t.value, readable_exact(t.exact, t.value), t.tier]
                 + [fraction_decimal(x) for x in t.levels.as_tuple()] for t in acc.tiers],
                row_class=[t.tier for t in acc.tiers])
     if "tiers.png" in charts:
@@ -164,54 +99,6 @@ def _fmt(v: float | None) -> str:
     return "null" if v is None else f"{v:.4f}"
 
 
-# ---------------------------------------------------------------- compare
-
-
-def compare_page(cmp: dict, charts: dict[str, bytes]) -> str:
-    page = Page("System comparison")
-    for w in cmp["warnings"]:
-        page.p("warning: " + w, "warning")
-    page.h2("Reports")
-    page.table("inputs", ["system", "report", "run", "outcome"],
-               [["A", cmp["a"]["path"], cmp["a"]["run"], cmp["a"]["outcome"]],
-                ["B", cmp["b"]["path"], cmp["b"]["run"], cmp["b"]["outcome"]]])
-    page.p(f"protocol fingerprint (equal): {cmp['protocol_fingerprint']}", "note")
-    page.p(f"delta = B - A; seed {cmp['seed']}, {cmp['resamples']} resamples, "
-           f"{cmp['confidence_level']:.0%} bootstrap interval", "note")
-    page.h2("Summary")
-    rows = []
-    for m in cmp["measures"]:
-        rows.append([m["measure"], m["n"], m["mean_a"], m["mean_b"], m["mean_delta"], m["wins"], m["losses"],
-                     m["ties"], _stat(m["t_test"], "pvalue"), _stat(m["wilcoxon"], "pvalue"),
-                     _stat(m["permutation"], "pvalue"), _ci(m["bootstrap"])])
-    page.table("summary", ["measure", "queries", "mean A", "mean B", "mean delta", "wins", "losses", "ties",
-                           "t-test p", "Wilcoxon p", "permutation p", "bootstrap CI"], rows)
-    for m in cmp["measures"]:
-        page.h2(f"{m['measure']} per query")
-        png = charts.get(m["png"])
-        if png:
-            page.image(png, f"per-query delta chart for {m['measure']}")
-        for key in ("t_test", "wilcoxon", "permutation", "bootstrap"):
-            note = m[key].get("note") if m[key] else None
-            if note:
-                page.p(f"{key}: {note}", "note")
-        page.table(f"per-query-{m['measure']}", ["query", "A", "B", "delta"],
-                   [[r["query_id"], r["a"], r["b"], r["delta"]] for r in m["per_query"]])
-    return page.render()
-
-
-def _stat(d: dict | None, key: str):
-    if not d or d.get(key) is None:
-        return "n/a"
-    return float(d[key])
-
-
-def _ci(d: dict | None) -> str:
-    if not d or d.get("low") is None:
-        return "n/a"
-    return f"[{d['low']:.4f}, {d['high']:.4f}]"
-
-
 # ----------------------------------------------------------------- stages
 
 
@@ -220,7 +107,8 @@ def stages_page(st: dict, charts: dict[str, bytes]) -> str:
     k = st["k"]
     page.h2("Stages")
     page.table("stage-recall", ["stage", "run", f"R@{k}", "exact", "outcome"],
-               [[s["name"], s["run"], s["recall"]["value"], s["recall"]["exact"] or "", s["outcome"]]
+               [[s["name"], s["run"], s["recall"]["value"], readable_exact(s["recall"]["exact"], s["recall"]["value"]),
+                 s["outcome"]]
                 for s in st["stages"]])
     if "stages.png" in charts:
         page.image(charts["stages.png"], "recall per stage and documents lost between stages")

@@ -37,7 +37,8 @@ class AcceptanceOptions:
         return cls(**{**values, "repeat": tuple(values["repeat"])})
 
     def requested(self) -> bool:
-        return bool(self.gate is not None or self.thresholds or self.rag or self.repeat or self.html
-                    or self.png_dir or self.min_queries is not None or self.triage_k is not None
+        """Only the RAG options choose the acceptance view; --html and --png-dir alone give the ordinary report."""
+        return bool(self.gate is not None or self.thresholds or self.rag or self.repeat
+                    or self.min_queries is not None or self.triage_k is not None
                     or self.triage_recall_below is not None or self.triage_ndcg_below is not None
                     or names_rag_set(self.measures))

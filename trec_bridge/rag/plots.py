@@ -73,25 +73,69 @@ def tier_chart(tiers) -> bytes:
     return _png(fig)
 
 
+MAX_IDS_ON_AXIS = 80  # query IDs are written under the bars up to this many queries (the figure widens)
+
+
+def wrapped(text: str, width_inches: float, fontsize: float) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at ``fontsize`` (a title never runs off the figure)."""
+    import textwrap
+
+    chars = max(20, int(width_inches * 72 / (fontsize * 0.62)))
+    return "\n".join(textwrap.wrap(text, chars, break_long_words=True, break_on_hyphens=False)) or text
+
+
 @chart
 def delta_chart(measure: str, query_ids: list[str], deltas: list[float], label_a: str, label_b: str) -> bytes:
-    """Per-query delta B - A, sorted; wins above zero, losses below."""
+    """Per-query delta B - A, sorted; wins above zero, losses below; query IDs under the bars where they fit.
+
+    ``label_a`` / ``label_b`` are the systems' short labels (run IDs), never paths.
+    """
     order = sorted(range(len(deltas)), key=lambda i: (deltas[i], i))
     d = [deltas[i] for i in order]
-    fig = _figure(8, 3.8)
+    with_ids = len(d) <= MAX_IDS_ON_AXIS
+    width = min(20.0, max(8.0, 0.16 * len(d) + 1.5)) if with_ids else 8.0
+    fig = _figure(width, 4.4 if with_ids else 3.8)
     ax = fig.add_subplot(1, 1, 1)
     colours = ["#1a7f37" if x > 0 else "#cf222e" if x < 0 else "#8c959f" for x in d]
     ax.bar(range(len(d)), d, color=colours, width=1.0 if len(d) > 60 else 0.8)
     ax.axhline(0, color="black", linewidth=0.8)
-    if len(d) <= 30:
-        ax.set_xticks(range(len(d)), [query_ids[i] for i in order], rotation=60, fontsize=8)
+    if with_ids:
+        ax.set_xticks(range(len(d)), [_short(query_ids[i]) for i in order], rotation=90, fontsize=7)
+        ax.set_xlim(-0.6, len(d) - 0.4)
+        ax.set_xlabel(f"query ({len(d)}, sorted by delta)", fontsize=8)
     else:
         ax.set_xticks([])
         ax.set_xlabel(f"{len(d)} queries, sorted by delta")
     wins, losses = sum(x > 0 for x in d), sum(x < 0 for x in d)
     ax.set_ylabel(f"{measure}: B - A")
-    ax.set_title(f"{measure} per query: {wins} wins, {losses} losses, {len(d) - wins - losses} ties "
-                 f"(B = {label_b}, A = {label_a})", fontsize=9)
+    title = (f"{measure} per query, B = {label_b} vs A = {label_a}: {wins} wins, {losses} losses, "
+             f"{len(d) - wins - losses} ties")
+    ax.set_title(wrapped(title, width - 0.8, 9), fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _short(text: str, limit: int = 18) -> str:
+    """An axis label that fits: long IDs shortened with an ellipsis (the tables hold them whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+@chart
+def distribution_chart(measures: list[str], values: dict[str, list[float]]) -> bytes:
+    """One histogram per measure of its per-query values (nulls left out), small multiples, any value range."""
+    cols = min(3, max(1, len(measures)))
+    rows = -(-len(measures) // cols)
+    fig = _figure(3.3 * cols + 0.4, 2.5 * rows + 0.5)
+    for i, name in enumerate(measures):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        vals = values.get(name) or []
+        if vals:
+            ax.hist(vals, bins=min(20, max(5, len(set(vals)))), color="#0969da", edgecolor="white")
+        else:
+            ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
+        ax.set_title(wrapped(f"{name} ({len(vals)} queries)", 3.0, 9), fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.set_ylabel("queries", fontsize=8)
     fig.tight_layout()
     return _png(fig)
 

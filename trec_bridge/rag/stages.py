@@ -18,7 +18,8 @@ from ..errors import InvalidInput
 from ..measures.base import Measure
 from ..model import ChunkMap, Dataset, Run
 from ..policy import STRICT
-from ..report import fraction_text
+from ..numtext import readable_exact
+from ..report import fraction_text, tool_stamp
 from ..scorer import Prepared, ScoreResult, evaluate, prepare
 from ..messages import quote
 
@@ -102,6 +103,7 @@ def analyse_stages(dataset: Dataset, stages: list[StageInput], k: int, *, split:
     data = {
         "format": "trec-bridge.stages",
         "version": 1,
+        "tool": tool_stamp(),
         "k": k,
         "measure": name,
         "protocol_fingerprint": fp,
@@ -132,10 +134,12 @@ def render_text(st: StageAnalysis) -> str:
     d = st.data
     name = d["measure"]
     width = max([len(s["name"]) for s in d["stages"]] + [len("stage")]) + 2
-    lines = [f"{'stage':<{width}} {name:>8}  {'exact':<12} outcome   run"]
-    for s in d["stages"]:
+    exacts = [readable_exact(s["recall"]["exact"], s["recall"]["value"]) for s in d["stages"]]
+    ew = max([len(e) for e in exacts] + [12])
+    lines = [f"{'stage':<{width}} {name:>8}  {'exact':<{ew}} outcome   run"]
+    for s, exact in zip(d["stages"], exacts):
         v = s["recall"]["value"]
-        lines.append(f"{s['name']:<{width}} {('null' if v is None else f'{v:.4f}'):>8}  {s['recall']['exact'] or '':<12} "
+        lines.append(f"{s['name']:<{width}} {('null' if v is None else f'{v:.4f}'):>8}  {exact:<{ew}} "
                      f"{s['outcome']:<9} {s['run']}")
     lines.append("")
     lines.append(f"{d['eligible']} eligible queries; relevant documents in the top {d['k']} lost / gained between stages:")
