@@ -170,7 +170,7 @@ class Values:
             return None
         b = self._query_bounds()
         at = slice(b[i], b[i + 1])
-        return sum(map(Fraction, self.terms.num[at].tolist(), self.terms.den[at].tolist()), Fraction(0))
+        return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
 
     def rounded(self) -> np.ndarray:
         """Each query's exact value correctly rounded to float64 (``value`` for non-rational measures).
@@ -186,9 +186,23 @@ class Values:
         counts = np.diff(self._query_bounds())
         single = counts[t.query] == 1
         out[t.query[single]] = t.num[single] / t.den[single]
-        for i in np.flatnonzero(counts > 1).tolist():
-            out[i] = float(self.fraction(i))
+        several = np.flatnonzero(counts > 1).tolist()
+        if several:
+            b, nums, dens = self._query_bounds().tolist(), t.num.tolist(), t.den.tolist()
+            for i in several:
+                num, den = exact_sum(nums[b[i]:b[i + 1]], dens[b[i]:b[i + 1]])
+                out[i] = num / den  # Python's int division is correctly rounded, as float(Fraction) is
         return out
+
+
+def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
+    """sum(num/den) as one (numerator, denominator) over the denominators' lcm: integer work, no Fraction per term.
+
+    Several times faster than adding Fractions (each addition reduces by a
+    gcd); the value is the same rational, not necessarily in lowest terms.
+    """
+    common = math.lcm(*dens)
+    return sum(n * (common // d) for n, d in zip(nums, dens)), common
 
 
 def has_relevant(r: Ranking, m, ctx) -> np.ndarray:
