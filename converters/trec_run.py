@@ -114,10 +114,7 @@ def _run_of(frame: pl.DataFrame, lines: np.ndarray | None, order: str, name: str
     """The Run of parsed rows (a whole file or a part), with what ordering them computed kept for the scorer."""
     ordered = order_rows(frame, order, file=name, lines=lines)
     run_id, metadata = _tags(frame.get_column("tag"))
-    run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
-              order_source=order, source=name, unique_checked=True)
-    run.remember_blocks(ordered.starts, list(ordered.queries))
-    run.remember_pair_keys(ordered.keys)
+    run = ordered.to_run(run_id=run_id, metadata=metadata, order_source=order, source=name)
     return run
 
 
@@ -139,6 +136,14 @@ class OrderedRows(NamedTuple):
     orders: QueryOrders
     starts: np.ndarray  # first row of each query's group in ``frame``
     keys: np.ndarray  # ordering.pair_keys of the rows of ``frame`` (computed for the duplicate check)
+
+    def to_run(self, **fields) -> Run:
+        """The ``Run`` of these rows, keeping what ordering them computed (blocks, pair keys, duplicates refused),
+        so the scorer does not compute it again; ``fields``: the Run's other fields (``queries`` to override)."""
+        run = Run(**{"queries": self.queries, **fields}, frame=self.frame, order=self.orders, unique_checked=True)
+        run.remember_blocks(self.starts, list(self.queries))
+        run.remember_pair_keys(self.keys)
+        return run
 
 
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
