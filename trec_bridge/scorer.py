@@ -49,11 +49,33 @@ class QueryResult:
     tags: tuple[str, ...] = ()
 
 
-@dataclass
 class MeanResult:
-    value: float | None
-    exact: Fraction | None
-    eligible: int
+    """A measure's summary: its float ``value``, its ``exact`` rational (None: not rational) and how many queries
+    it is over.  ``exact`` may be given as a function, called on first read: most callers want only the float,
+    which the scorer proves without the big-integer sum (``Values.rounded_mean``)."""
+
+    __slots__ = ("value", "_exact", "eligible")
+
+    def __init__(self, value: float | None, exact: Fraction | Callable[[], Fraction] | None, eligible: int):
+        self.value, self._exact, self.eligible = value, exact, eligible
+
+    @property
+    def exact(self) -> Fraction | None:
+        if callable(self._exact):
+            self._exact = self._exact()
+        return self._exact
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MeanResult) and (self.value, self.exact, self.eligible) == \
+            (other.value, other.exact, other.eligible)
+
+    __hash__ = None
+
+    def __reduce__(self):  # pickled with its exact value, not the function that computes it
+        return MeanResult, (self.value, self.exact, self.eligible)
+
+    def __repr__(self) -> str:
+        return f"MeanResult(value={self.value!r}, exact={self.exact!r}, eligible={self.eligible})"
 
 
 @dataclass
@@ -467,8 +489,9 @@ class _MeasureValues:
         if self.aggregate != "mean":
             return self._other_summary(eligible)
         if self.values.terms is not None:
-            exact = self.values.terms.total(self.counted) / eligible
-            return MeanResult(float(exact), exact, eligible)
+            terms, counted = self.values.terms, self.counted
+            return MeanResult(self.values.rounded_mean(counted, eligible), lambda: terms.total(counted) / eligible,
+                              eligible)
         with np.errstate(over="ignore"):
             return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
 
@@ -477,8 +500,8 @@ class _MeasureValues:
         counted = self.rounded[self.counted]
         if self.aggregate == "sum":
             if self.values.terms is not None:
-                exact = self.values.terms.total(self.counted)
-                return MeanResult(float(exact), exact, eligible)
+                terms, counted = self.values.terms, self.counted
+                return MeanResult(self.values.rounded_mean(counted, 1), lambda: terms.total(counted), eligible)
             return MeanResult(float(np.sum(counted)), None, eligible)
         if self.aggregate == "gmean":
             return MeanResult(float(np.exp(np.mean(np.log(np.maximum(counted, GMEAN_FLOOR))))), None, eligible)
