@@ -119,16 +119,22 @@ def score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same:
 def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series) -> np.ndarray:
     """Order of rows by query ascending, score descending, ties by document ID descending (byte order).
 
-    Two single-key numpy sorts (the scores' dense rank, then query and rank
-    as one integer key), single-threaded and quick on a busy machine; only
-    the rows whose scores tie are then ordered by their document IDs.
+    The rows come grouped by query: long rankings are sorted one by one, many
+    short ones by two single-key numpy sorts (the scores' dense rank, then
+    query and rank as one integer key); only the rows whose scores tie are
+    then ordered by their document IDs.
     Equal scores include 0.0 and -0.0, as trec_eval's comparisons have them.
     """
     m = len(score)
-    by_score = np.argsort(-score)
-    rank = np.empty(m, dtype=np.int64)
-    rank[by_score] = np.arange(m)
-    order = np.argsort(qidx.astype(np.int64) * m + rank)
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if m else np.zeros(0, dtype=np.int64)
+    if m >= 256 * len(starts):  # long rankings (and rows grouped by query, as here): one small sort each
+        bounds = np.append(starts, m).tolist()
+        order = np.concatenate([np.argsort(-score[a:b]) + a for a, b in zip(bounds, bounds[1:])] or [starts])
+    else:
+        by_score = np.argsort(-score)
+        rank = np.empty(m, dtype=np.int64)
+        rank[by_score] = np.arange(m)
+        order = np.argsort(qidx.astype(np.int64) * m + rank)
     q, s = qidx[order], score[order]
     tied = np.zeros(m, dtype=bool)
     tied[1:] = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # the row ties with the one before it
