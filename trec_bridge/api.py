@@ -174,16 +174,14 @@ class Evaluator:
 
     def score(self, run: Any) -> "Result":
         """Score one run (any input kind) under the evaluator's policy; see ``score``."""
+        from .evaluation import label
         from .scorer import evaluate, prepare_checked
 
         with _AsInvalidInput():
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
             result = evaluate(prepare_checked(self.dataset, r, self.measures, self.policy), self.measures, self.policy)
-        if self.dataset.query_source == "query_file":
-            result.extra.update(self.dataset.metadata)
-        if self.measures.notes:
-            result.extra["measures"] = list(self.measures.notes)
+        label(result, self.dataset, self.measures.notes)
         return Result(result, {**self._inputs, **_path_input("run", run)})
 
     def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
@@ -210,11 +208,9 @@ class Evaluator:
 
 def _path_input(role: str, x: Any) -> dict:
     """The report's input fingerprint of a file given by path, as the CLI records it (no entry otherwise)."""
-    if not _is_path(x):
-        return {}
-    from .files import sha256_file
+    from .evaluation import input_fingerprints
 
-    return {role: {"path": os.fspath(x), "sha256": sha256_file(x)}}
+    return input_fingerprints({role: os.fspath(x)}, hashed=True) if _is_path(x) else {}
 
 
 def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,

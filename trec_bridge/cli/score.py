@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import closing
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
@@ -66,33 +65,11 @@ def io(args):
                     outputs=[args.json, args.html], folders=[(args.png_dir, ["tiers.png"])])
 
 
-def _score_in_parts(dataset, args, measures, policy):
-    """Score a plain TREC run part by part (bounded memory); None when it must be read whole.
-
-    Whole means: not a plain TREC file (JSON, gzip, a sidecar), or a query
-    whose lines are split by another query's across parts.
-    """
-    from converters.detect import is_json
-    from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
-
-    from ..model import QueryNotContiguous
-    from ..scorer import score_parts
-
-    if is_json(args.run) or not can_read_in_parts(args.run):
-        return None
-    try:
-        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
-        with closing(parts):  # closed at once on any exit
-            return score_parts(dataset, parts, measures, policy, split=args.split)
-    except QueryNotContiguous:
-        return None
-
-
 def run(args) -> int:
+    from ..evaluation import score_file_in_parts, score_whole
     from ..measures import parse_measures
     from ..policy import get_policy
     from ..rag.options import AcceptanceOptions
-    from ..scorer import evaluate, prepare_for
 
     options = AcceptanceOptions.from_args(args)
     plan = None
@@ -104,30 +81,27 @@ def run(args) -> int:
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
-    result = _score_in_parts(loaded.dataset, args, measures, policy) if in_parts else None
+    result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=args.order, split=args.split,
+                                 fingerprint=bool(args.json)) if in_parts else None
     prepared = None
     if result is None:
         if loaded.run is None:
             loaded.run = loaded.load_run(args.run)
-        prepared = prepare_for(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
-                               chunk_map=loaded.chunk_map)
-        result = evaluate(prepared, measures, policy)
+        prepared, result = score_whole(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
+                                       chunk_map=loaded.chunk_map)
     return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes)
 
 
 def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
-    from ..files import sha256_file
+    from ..evaluation import input_fingerprints, label
     from ..outputs import atomic_write
     from ..report import build_report, render_table, report_json
     from . import say_notes
 
     # fingerprints go into the JSON report and the RAG outputs only: no hashing of a 7M-line run otherwise
-    inputs = {role: {"path": path, "sha256": sha256_file(path) if (args.json or plan) else None}
-              for role, path in loaded.roles().items()}
-    result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
-    if notes:
-        result.extra["measures"] = list(notes)
+    inputs = input_fingerprints(loaded.roles(), hashed=bool(args.json or plan))
+    label(result, loaded.dataset, notes)
     acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
     if args.json:
         report = build_report(result, inputs)

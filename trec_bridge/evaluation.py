@@ -1,0 +1,66 @@
+"""Scoring one run file or object end to end: the steps ``trec-bridge score`` and the Python API share.
+
+The CLI parses arguments, prints and picks exit codes; what it scores, and
+how the result is labelled (the query file's metadata, the measure notes,
+the input fingerprints), is done here, so that ``tb.score`` and the command
+give the same result and report for the same inputs.
+"""
+from __future__ import annotations
+
+from contextlib import closing
+from typing import Iterable
+
+from .measures.base import Measure
+from .model import ChunkMap, Dataset, Run
+from .policy import Policy
+from .scorer import Prepared, ScoreResult, evaluate, prepare_for
+
+
+def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure], policy: Policy, *,
+                        order: str = "score", split: str | None = None, fingerprint: bool = False
+                        ) -> ScoreResult | None:
+    """Score a plain TREC run file part by part (bounded memory); None when it must be read whole.
+
+    Whole means: not a plain TREC file (JSON, gzip, a sidecar), or a query
+    whose lines are split by another query's across parts.
+    """
+    from converters.detect import is_json
+    from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
+
+    from .model import QueryNotContiguous
+    from .scorer import score_parts
+
+    if is_json(run_path) or not can_read_in_parts(run_path):
+        return None
+    try:
+        parts = read_trec_run_parts(run_path, order=order, fingerprint=fingerprint)
+        with closing(parts):  # closed at once on any exit
+            return score_parts(dataset, parts, measures, policy, split=split)
+    except QueryNotContiguous:
+        return None
+
+
+def score_whole(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy, *, split: str | None = None,
+                chunk_map: ChunkMap | None = None) -> tuple[Prepared, ScoreResult]:
+    """Check and score a run held whole; the prepared run too (the RAG analyses read it again)."""
+    prepared = prepare_for(dataset, run, measures, policy, split=split, chunk_map=chunk_map)
+    return prepared, evaluate(prepared, measures, policy)
+
+
+def label(result: ScoreResult, dataset: Dataset, notes: Iterable[str]) -> ScoreResult:
+    """What the report says besides the scores: a query file's metadata, and the notes of reading the measures
+    (a measure listed twice, ...)."""
+    if dataset.query_source == "query_file":
+        result.extra.update(dataset.metadata)
+    notes = list(notes)
+    if notes:
+        result.extra["measures"] = notes
+    return result
+
+
+def input_fingerprints(roles: dict[str, str], hashed: bool) -> dict[str, dict]:
+    """The report's inputs: each role's path and SHA-256 (None when not ``hashed``: no hashing of a 7M-line run
+    for a table that does not show it)."""
+    from .files import sha256_file
+
+    return {role: {"path": path, "sha256": sha256_file(path) if hashed else None} for role, path in roles.items()}
