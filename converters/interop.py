@@ -88,11 +88,13 @@ def _grades(values: list, qids: list, dids: list) -> pl.Series:
 # --------------------------------------------------------------------------- runs
 
 def run_from_columns(query_ids: list, doc_ids: list, scores: list, *, run_id: str | None = None,
-                     source: str | None = None) -> Run:
-    """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc)."""
+                     source: str | None = None, unique_pairs: bool = False) -> Run:
+    """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc); ``unique_pairs``: the
+    columns come from a dict of dicts, so no document can repeat in a query (no duplicate check)."""
     frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
-    return order_rows(frame, "score").to_run(run_id=run_id, order_source="score", source=source)
+    ordered = order_rows(frame, "score", unique_pairs=unique_pairs)
+    return ordered.to_run(run_id=run_id, order_source="score", source=source)
 
 
 def run_from_ir_measures(scored_docs: Iterable, *, run_id: str | None = None) -> Run:

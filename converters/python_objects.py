@@ -82,10 +82,9 @@ def id_texts(values, column: str, ints: IntIds):
 def columns_of(obj: Any, value_column: str, ints: IntIds) -> tuple[Any, Any, Any, Any]:
     """Query IDs and document IDs (as ``id_texts`` gives them), values and iterations (or None) of any
     supported in-memory shape; the integer IDs met are recorded in ``ints``."""
-    if type(obj).__module__.split(".")[0] == "ranx":
-        obj = obj.to_dict()  # ranx Qrels / Run: {qid: {docid: value}}
-    if isinstance(obj, Mapping):
-        return _from_nested(obj, ints) + (None,)
+    nested = _nested(obj)
+    if nested is not None:
+        return _from_nested(nested, ints) + (None,)
     if hasattr(obj, "columns") and hasattr(obj, "__getitem__"):
         names = list(obj.columns)
         has_it = value_column == "relevance" and "iteration" in names
@@ -101,6 +100,13 @@ def columns_of(obj: Any, value_column: str, ints: IntIds) -> tuple[Any, Any, Any
     its = [r[3] if len(r) > 3 else "0" for r in rows] if value_column == "relevance" else None
     return (id_texts([r[0] for r in rows], "query IDs", ints), id_texts([r[1] for r in rows], "document IDs", ints),
             [r[2] for r in rows], its)
+
+
+def _nested(obj: Any) -> Mapping | None:
+    """The ``{qid: {docid: value}}`` mapping ``obj`` is (a ranx Qrels / Run through its ``to_dict``), or None."""
+    if type(obj).__module__.split(".")[0] == "ranx":
+        obj = obj.to_dict()
+    return obj if isinstance(obj, Mapping) else None
 
 
 def _frame_columns(df: Any, names: tuple[str, ...]) -> list:
@@ -152,5 +158,7 @@ def run_from_object(obj: Any, run_id: str | None = None) -> tuple[Run, IntIds]:
     from .interop import run_from_columns
 
     ints = IntIds()
-    q, d, s, _ = columns_of(obj, "score", ints)
-    return run_from_columns(q, d, s, run_id=run_id), ints
+    nested = _nested(obj)
+    q, d, s, _ = columns_of(obj if nested is None else nested, "score", ints)
+    # a dict cannot repeat a key: a document twice in a query would have been refused as 7 beside "7" (id_texts)
+    return run_from_columns(q, d, s, run_id=run_id, unique_pairs=nested is not None), ints

@@ -147,8 +147,9 @@ class OrderedRows(NamedTuple):
 
 
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
-               lines: np.ndarray | None = None) -> OrderedRows:
-    """Group rows by query (first appearance) and sort each query; check duplicates.
+               lines: np.ndarray | None = None, unique_pairs: bool = False) -> OrderedRows:
+    """Group rows by query (first appearance) and sort each query; check duplicates (``unique_pairs``: the
+    rows come from a dict of dicts, where no (query, document) pair can repeat).
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
     input order.  Returns the RUN_SCHEMA frame (rank = position 1..n), the
@@ -162,7 +163,8 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     frame, queries, qidx, row, keys = _grouped_by_query(frame)
-    _check_duplicates(frame, qidx, keys, row, file, lines)
+    if not unique_pairs:
+        _check_duplicates(frame, qidx, keys, row, file, lines)
 
     score = frame.get_column("score").to_numpy()
     doc = frame.get_column("doc_id")

@@ -112,11 +112,12 @@ def score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same:
     bad_q[qidx[~ok]] = True
     pos = np.flatnonzero(bad_q[qidx])
     perm = np.arange(n)
-    perm[pos] = pos[_by_query_then_score(qidx[pos], score[pos], doc.gather(pos))]
+    perm[pos] = pos[_by_query_then_score(qidx[pos], score[pos], doc, pos)]
     return perm
 
 
-def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series) -> np.ndarray:
+def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, rows: np.ndarray | None = None
+                         ) -> np.ndarray:
     """Order of rows by query ascending, score descending, ties by document ID descending (byte order).
 
     The rows come grouped by query: long rankings are sorted one by one, many
@@ -143,7 +144,8 @@ def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series) ->
         in_tie[:-1] |= tied[1:]
         at = np.flatnonzero(in_tie)
         group = np.cumsum(~tied)[at]  # one number per run of tied rows
-        sub = (pl.DataFrame({"g": group, "d": doc.gather(order[at]), "p": at})
+        tied_rows = order[at] if rows is None else rows[order[at]]  # ``rows``: where each row is in ``doc``
+        sub = (pl.DataFrame({"g": group, "d": doc.gather(tied_rows), "p": at})
                .sort(["g", "d"], descending=[False, True]))
         order[at] = order[sub.get_column("p").to_numpy()]
     return order
