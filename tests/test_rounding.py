@@ -84,3 +84,17 @@ def test_means_are_the_exact_mean_correctly_rounded_and_exact_is_computed_on_rea
     mean = MeanResult(1.5, lambda: calls.append(1) or Fraction(3, 2), 2)
     assert not calls and mean.exact == Fraction(3, 2) and mean.exact == Fraction(3, 2) and calls == [1]
     assert pickle.loads(pickle.dumps(mean)) == MeanResult(1.5, Fraction(3, 2), 2)
+
+
+@pytest.mark.skipif(not EXTENDED, reason="long double is no wider than a double here")
+def test_long_doubles_are_added_exactly():
+    from trec_bridge.measures.rounding import LONG, _dyadic_sum
+
+    rng = np.random.default_rng(5)
+    values = (rng.random(50).astype(LONG) / LONG(3)) * np.array([1, -1] * 25, dtype=LONG)
+    values[7] = 0
+    want = Fraction(0)
+    for v in values:
+        high = float(v)
+        want += Fraction(high) + Fraction(float(v - LONG(high)))
+    assert _dyadic_sum(values) == want and want.denominator & (want.denominator - 1) == 0

@@ -84,8 +84,8 @@ def _dyadic_sum(values: np.ndarray) -> Fraction:
     """The exact sum of long doubles: each is a double plus the (exactly representable) double remainder."""
     high = values.astype(np.float64)
     low = (values - high.astype(LONG)).astype(np.float64)
-    ratios = [x.as_integer_ratio() for x in (*high.tolist(), *low.tolist())]
+    ratios = [x.as_integer_ratio() for x in (*high.tolist(), *low.tolist()) if x]
     if not ratios:
         return Fraction(0)
-    common = max(d for _, d in ratios)  # powers of two: the largest is a multiple of all
-    return Fraction(sum(n * (common // d) for n, d in ratios), common)
+    top = max(d.bit_length() for _, d in ratios)  # denominators are powers of two: shift, never divide
+    return Fraction(sum(n << (top - d.bit_length()) for n, d in ratios), 1 << (top - 1))
