@@ -45,20 +45,24 @@ def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: 
     raise AssertionError("\n".join(lines))
 
 
-def axes_between(dataset, run, measure: Any, policy: str, other: str) -> list[tuple[str, str]]:
+def axes_between(qrels: Any, run: Any, measure: Any, policy: str, other: str) -> list[tuple[str, str]]:
     """The divergence axes (trec_bridge/axes.py), with their reasons, on which ``other`` differs from ``policy``
-    and that change ``measure`` on these inputs: walked one axis at a time, as the cross-check does.
+    and that change ``measure`` on these inputs (any input kind): walked one axis at a time, as the cross-check
+    does.  When the walk cannot be made (a step refuses these inputs), every axis on which the two policies
+    differ is named.
 
-    When the walk cannot be made (a step refuses these inputs), every axis
-    on which the two policies differ is named.
+    >>> [axis for axis, why in axes_between({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, "P@1",
+    ...                                     "strict", "trec_eval")]
+    ['query_set']
     """
-    from .api import _measures
+    from .api import _measures, read_dataset, read_run
     from .axes import AXES, reason
     from .errors import InvalidInput
     from .policy import get_policy
     from .reconcile import Rescorer, mean_parts, per_query_parts, table, walk_between
     from .scorer import prepare
 
+    dataset, run = read_dataset(qrels), read_run(run)
     start, target = get_policy(policy), get_policy(other)
     differing = [a for a in AXES if getattr(start, a.field) != getattr(target, a.field)]
     measures = _measures([measure])
