@@ -304,3 +304,19 @@ def test_real_ranx_objects():
     ranx = pytest.importorskip("ranx")
     res = tb.score(ranx.Qrels(QRELS), ranx.Run(RUN), "RR P@1")
     assert res.exact == STRICT
+
+
+@pytest.mark.parametrize("policy", ["strict", "trec_eval", "ir_measures"])
+def test_an_evaluator_scores_each_run_as_a_fresh_score_would(policy):
+    """The judgments are joined once per Evaluator (scorer.Judgments) and copied per run: nothing of one run
+    may leak into the next."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}, "q3": {"e": 1, "f": 3}}
+    runs = [{"q1": {"a": 0.1, "c": 0.9, "z": 0.5}, "q3": {"f": 1.0}},
+            {"q2": {"d": 2.0, "x": 3.0}, "q1": {"b": 1.0}},
+            {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"d": 1.0}, "q3": {"e": 0.5, "f": 0.5}}]
+    measures = "nDCG@2 AP RR P@2 R@3"
+    ev = tb.Evaluator(qrels, measures, policy)
+    for run in runs + runs[::-1]:
+        got, want = ev.score(run), tb.score(qrels, run, measures, policy)
+        assert got.means == want.means and got.exact == want.exact
+        assert got.per_query.equals(want.per_query)

@@ -162,7 +162,7 @@ class Evaluator:
     def __init__(self, qrels: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
                  split: str | None = None):
         from .policy import Policy, get_policy
-        from .scorer import refuse_unreproducible, select_checked
+        from .scorer import Judgments, refuse_unreproducible, select_checked
 
         with _AsInvalidInput():
             self.measures = _measures(measures)
@@ -170,6 +170,7 @@ class Evaluator:
             dataset, self._ints = _dataset_and_ints(qrels, rel)
             self.dataset = select_checked(dataset, split)
             refuse_unreproducible(self.dataset, self.measures, self.policy)
+            self._judgments = Judgments(self.dataset)  # joined once, copied for each run
         self._inputs = _path_input("dataset", qrels)
 
     def score(self, run: Any) -> "Result":
@@ -180,7 +181,8 @@ class Evaluator:
         with _AsInvalidInput():
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
-            result = evaluate(prepare_checked(self.dataset, r, self.measures, self.policy), self.measures, self.policy)
+            prepared = prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments)
+            result = evaluate(prepared, self.measures, self.policy)
         label(result, self.dataset, self.measures.notes)
         return Result(result, {**self._inputs, **_path_input("run", run)})
 
