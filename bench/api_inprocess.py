@@ -2,7 +2,7 @@
 
 A DL19-size synthetic case (200 queries x 1,000 documents, seeded; every
 query has a relevant document), six measures.  Each call is timed as the
-median of --repeat runs after one warm-up; the nDCG@10 means must agree
+median of --repeat interleaved rounds after one warm-up; the nDCG@10 means must agree
 with pytrec_eval's (exit 1 otherwise).  Run: python bench/api_inprocess.py
 """
 from __future__ import annotations
@@ -26,21 +26,28 @@ def workload(queries: int, docs: int, seed: int = 1):
     return qrels, run
 
 
-def timed(fn, repeat: int) -> float:
-    fn()
-    times = []
+def timed_rounds(fns: list, repeat: int) -> list[float]:
+    """Median wall time of each function, timed in interleaved rounds (one call of each per round).
+
+    On a shared machine the load drifts; interleaving lets every contender
+    see the same drift, so the ratios hold even when the seconds do not.
+    """
+    for fn in fns:
+        fn()  # warm-up: imports, caches
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for fn, spent in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            spent.append(time.perf_counter() - t)
+    return [statistics.median(t) for t in times]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--docs", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args(argv)
     import ir_measures
     import pandas as pd
@@ -64,9 +71,12 @@ def main(argv=None) -> int:
             ("pytrec_eval RelevanceEvaluator.evaluate(dict run)", lambda: pt.evaluate(run)),
             ("ir_measures calc_aggregate(dict run)", lambda: ir_measures.calc_aggregate(irm, qrels, run)),
             ("ir_measures calc_aggregate(DataFrame run)", lambda: ir_measures.calc_aggregate(irm, qrels, run_df))]
-    print(f"| {args.queries} queries x {args.docs} documents, six measures | median s |\n|---|---|")
-    for name, fn in rows:
-        print(f"| {name} | {timed(fn, args.repeat):.3f} |")
+    medians = timed_rounds([fn for _, fn in rows], args.repeat)
+    pytrec, irm_dict, irm_df = medians[2], medians[3], medians[4]
+    print(f"| {args.queries} queries x {args.docs} documents, six measures | median s | / pytrec_eval | "
+          "/ ir_measures (same input) |\n|---|---|---|---|")
+    for (name, _), spent, peer in zip(rows, medians, [irm_dict, irm_df, irm_dict, irm_dict, irm_df]):
+        print(f"| {name} | {spent:.3f} | {spent / pytrec:.2f}x | {spent / peer:.2f}x |")
     return 0
 
 

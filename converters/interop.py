@@ -29,18 +29,40 @@ from .trec_run import order_rows, trec_score_values
 
 # --------------------------------------------------------------------------- validation
 
-def _ids(values: list, what: str) -> pl.Series:
-    if set(map(type, values)) - {str}:
+def _ids(values: list | pl.Series, what: str) -> pl.Series:
+    """The IDs as a polars string column: strings only, none holding an invisible character.
+
+    A list is first built as a strict string column in one call (polars
+    refuses any other type), so the usual all-strings case costs no Python
+    pass; only a refused list is scanned, for the message.
+    """
+    column = values if isinstance(values, pl.Series) else _string_column(values)
+    if column is None:
         bad = next((v for v in values if not isinstance(v, str)), None)
-        if bad is not None:
-            raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
-                             "(IDs are never converted: 7 and '007' would collide)")
-        values = [str(v) for v in values]  # str subclasses such as numpy.str_
-    invisible.refuse_in(values, what)
-    return pl.Series(values, dtype=pl.String)
+        raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
+                         "(IDs are never converted: 7 and '007' would collide)")
+    invisible.refuse_in_column(column, what)
+    return column
 
 
-def _scores(values: list, qids: list, dids: list) -> pl.Series:
+def _string_column(values: list) -> pl.Series | None:
+    """``values`` as a polars string column, or None when one is not a string (str subclasses are strings)."""
+    try:
+        column = pl.Series(values, dtype=pl.String)
+    except (TypeError, ValueError):
+        return None
+    return None if column.null_count() else column
+
+
+def _scores(values, qids, dids) -> pl.Series:
+    """Finite numbers as float64 (a float numpy array is taken as is; a list is tested in one vectorised pass)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        array = values.astype(np.float64, copy=False)
+        if np.isfinite(array).all():
+            return pl.Series(array)
+        values = values.tolist()
+    elif not isinstance(values, list):
+        values = list(values)
     if set(map(type, values)) <= {float, int}:  # the common case in one vectorised test (bool is its own type)
         array = np.asarray(values, dtype=np.float64)
         if np.isfinite(array).all():
@@ -66,12 +88,13 @@ def _grades(values: list, qids: list, dids: list) -> pl.Series:
 # --------------------------------------------------------------------------- runs
 
 def run_from_columns(query_ids: list, doc_ids: list, scores: list, *, run_id: str | None = None,
-                     source: str | None = None) -> Run:
-    """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc)."""
+                     source: str | None = None, unique_pairs: bool = False) -> Run:
+    """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc); ``unique_pairs``: the
+    columns come from a dict of dicts, so no document can repeat in a query (no duplicate check)."""
     frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
-    frame, queries, order = order_rows(frame, "score")[:3]
-    return Run(frame=frame, queries=queries, run_id=run_id, order=order, order_source="score", source=source)
+    ordered = order_rows(frame, "score", unique_pairs=unique_pairs)
+    return ordered.to_run(run_id=run_id, order_source="score", source=source)
 
 
 def run_from_ir_measures(scored_docs: Iterable, *, run_id: str | None = None) -> Run:

@@ -72,6 +72,8 @@ def error(char: str, where_text: str, what: str = "", **where) -> InvalidInput:
 
 def refuse_in_column(col, what: str, where: Callable[[int], dict] = lambda i: {}) -> None:
     """``refuse_in`` for a polars string column (one vectorised test): writers refuse what readers would."""
+    if col.str.len_bytes().sum() == col.str.len_chars().sum():
+        return  # all ASCII (one byte per character): no invisible character, and no regex pass
     hit = col.str.contains(INVISIBLE_CLASS)
     if hit.any():
         i = int(hit.arg_true()[0])

@@ -20,9 +20,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import polars as pl
+
 from trec_bridge.errors import InvalidInput, UsageError
 from trec_bridge.messages import quote
 from trec_bridge.model import Qrels, Run
+
+from .interop import _string_column
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
@@ -51,10 +56,19 @@ def collision(column: str, number: int, text: str, other: str) -> InvalidInput:
                         f"{what}; give the IDs as strings spelled as you mean them")
 
 
-def id_texts(values: list, column: str, ints: IntIds) -> list:
-    """``values`` with every integer (not bool) replaced by its decimal text; a collision that makes is refused."""
-    if set(map(type, values)) <= {str}:
-        return values  # the common case, without an isinstance per value
+def id_texts(values, column: str, ints: IntIds):
+    """``values`` with every integer (not bool) replaced by its decimal text; a collision that makes is refused.
+
+    A polars string column, or a list that is one (built in one call: the
+    usual all-strings case), comes back as that column; any other list is
+    scanned here and comes back as a list for ``interop``'s checks.
+    """
+    if isinstance(values, pl.Series) and values.dtype == pl.String and not values.null_count():
+        return values
+    values = values.to_list() if isinstance(values, pl.Series) else values
+    strings = _string_column(values)
+    if strings is not None:
+        return strings
     texts = {str(int(v)) for v in values if isinstance(v, numbers.Integral) and not isinstance(v, bool)}
     if not texts:
         return values
@@ -65,19 +79,17 @@ def id_texts(values: list, column: str, ints: IntIds) -> list:
     return [str(int(v)) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for v in values]
 
 
-def columns_of(obj: Any, value_column: str) -> tuple[list, list, list, list | None]:
-    """Query IDs, document IDs, values and iterations (or None) of any supported in-memory shape."""
-    if type(obj).__module__.split(".")[0] == "ranx":
-        obj = obj.to_dict()  # ranx Qrels / Run: {qid: {docid: value}}
-    if isinstance(obj, Mapping):
-        return _from_nested(obj) + (None,)
+def columns_of(obj: Any, value_column: str, ints: IntIds) -> tuple[Any, Any, Any, Any]:
+    """Query IDs and document IDs (as ``id_texts`` gives them), values and iterations (or None) of any
+    supported in-memory shape; the integer IDs met are recorded in ``ints``."""
+    nested = _nested(obj)
+    if nested is not None:
+        return _from_nested(nested, ints) + (None,)
     if hasattr(obj, "columns") and hasattr(obj, "__getitem__"):
-        from .interop import _columns
-
         names = list(obj.columns)
         has_it = value_column == "relevance" and "iteration" in names
-        cols = _columns(obj, ("query_id", "doc_id", value_column) + (("iteration",) if has_it else ()))
-        return cols[0], cols[1], cols[2], cols[3] if has_it else None
+        q, d, v, *it = _frame_columns(obj, ("query_id", "doc_id", value_column) + (("iteration",) if has_it else ()))
+        return id_texts(q, "query IDs", ints), id_texts(d, "document IDs", ints), v, it[0] if has_it else None
     if hasattr(obj, "qrels_iter") and value_column == "relevance":
         obj = obj.qrels_iter()  # an ir_datasets dataset
     if isinstance(obj, (str, bytes)) or not isinstance(obj, Iterable):
@@ -86,37 +98,67 @@ def columns_of(obj: Any, value_column: str) -> tuple[list, list, list, list | No
     if any(len(r) < 3 for r in rows):
         raise UsageError("E_USAGE", f"each item must be (query_id, doc_id, {value_column}, ...)")
     its = [r[3] if len(r) > 3 else "0" for r in rows] if value_column == "relevance" else None
-    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], its
+    return (id_texts([r[0] for r in rows], "query IDs", ints), id_texts([r[1] for r in rows], "document IDs", ints),
+            [r[2] for r in rows], its)
 
 
-def _from_nested(obj: Mapping) -> tuple[list, list, list]:
-    """pytrec_eval's ``{qid: {docid: value}}``; int keys and "7" at one level are refused by ``id_texts``."""
-    q, d, v = [], [], []
-    id_texts(list(obj), "query IDs", IntIds())  # 7 and "7" as two keys of one dict
+def _nested(obj: Any) -> Mapping | None:
+    """The ``{qid: {docid: value}}`` mapping ``obj`` is (a ranx Qrels / Run through its ``to_dict``), or None."""
+    if type(obj).__module__.split(".")[0] == "ranx":
+        obj = obj.to_dict()
+    return obj if isinstance(obj, Mapping) else None
+
+
+def _frame_columns(df: Any, names: tuple[str, ...]) -> list:
+    """A pandas or polars DataFrame's columns: polars columns and numeric pandas columns as they are, no Python
+    list (``interop`` takes float arrays and string columns whole); the rest as lists."""
+    from .interop import _columns
+
+    if isinstance(df, pl.DataFrame):
+        _columns(df.head(0), names)  # the missing-column message
+        return [df.get_column(c) if df.schema[c] == pl.String else
+                df.get_column(c).to_numpy() if df.schema[c] in (pl.Float64, pl.Float32) else df.get_column(c).to_list()
+                for c in names]
+    if type(df).__module__.split(".")[0] == "pandas":
+        _columns(df.head(0), names)
+        return [df[c].to_numpy() if df[c].dtype.kind == "f" else df[c].to_list() for c in names]
+    return _columns(df, names)
+
+
+def _from_nested(obj: Mapping, ints: IntIds) -> tuple[Any, Any, list]:
+    """pytrec_eval's ``{qid: {docid: value}}``: one pass extending two lists, the query column repeated from the
+    keys (``id_texts`` refuses int keys beside the same text, at either level)."""
+    keys = id_texts(list(obj), "query IDs", ints)
+    d, v, lengths = [], [], []
     for qid, docs in obj.items():
         if not isinstance(docs, Mapping):
             raise UsageError("E_USAGE", f"query {quote(str(qid))}: expected a dict {{doc_id: value}}, got "
                              f"{type(docs).__name__}")
-        id_texts(list(docs), "document IDs", IntIds())
-        q.extend([qid] * len(docs))
-        d.extend(docs.keys())
+        d.extend(docs)
         v.extend(docs.values())
-    return q, d, v
+        lengths.append(len(docs))
+    if isinstance(keys, pl.Series):
+        q = keys.gather(np.repeat(np.arange(len(lengths)), lengths))
+    else:
+        q = [k for k, n in zip(keys, lengths) for _ in range(n)]
+    return q, id_texts(d, "document IDs", ints), v
 
 
 def qrels_from_object(obj: Any) -> tuple[Qrels, IntIds]:
     """``Qrels`` from any supported shape, and the integer IDs it held."""
     from .interop import qrels_from_columns
 
-    q, d, g, its = columns_of(obj, "relevance")
     ints = IntIds()
-    return qrels_from_columns(id_texts(q, "query IDs", ints), id_texts(d, "document IDs", ints), g, its), ints
+    q, d, g, its = columns_of(obj, "relevance", ints)
+    return qrels_from_columns(q, d, g, its), ints
 
 
 def run_from_object(obj: Any, run_id: str | None = None) -> tuple[Run, IntIds]:
     """A ``Run`` from any supported shape, ordered by score, ties by document ID as trec_eval does."""
     from .interop import run_from_columns
 
-    q, d, s, _ = columns_of(obj, "score")
     ints = IntIds()
-    return run_from_columns(id_texts(q, "query IDs", ints), id_texts(d, "document IDs", ints), s, run_id=run_id), ints
+    nested = _nested(obj)
+    q, d, s, _ = columns_of(obj if nested is None else nested, "score", ints)
+    # a dict cannot repeat a key: a document twice in a query would have been refused as 7 beside "7" (id_texts)
+    return run_from_columns(q, d, s, run_id=run_id, unique_pairs=nested is not None), ints

@@ -94,9 +94,8 @@ def ranx_run_from_document(doc, file: str, *, run_id: str | None = None, dataset
                                json_path=sj.json_path((qids[i], docs[i])), query=qids[i], doc=docs[i])
     frame = pl.DataFrame({"query_id": qids, "doc_id": docs, "score": [float(s) for s in scores]},
                          schema={k: RUN_SCHEMA[k] for k in ("query_id", "doc_id", "score")})
-    frame, _ranked, order = order_rows(frame, "score", file=file)[:3]
-    return Run(frame=frame, queries=tuple(doc), run_id=run_id, dataset_id=dataset_id, dataset_version=dataset_version,
-               order=order, order_source="score", source=file)
+    return order_rows(frame, "score", file=file).to_run(queries=tuple(doc), run_id=run_id, dataset_id=dataset_id,
+                                                       dataset_version=dataset_version, order_source="score", source=file)
 
 
 def read_ranx_qrels(path: str | os.PathLike) -> Qrels:

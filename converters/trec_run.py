@@ -154,10 +154,7 @@ def _run_of(frame: pl.DataFrame, lines: np.ndarray | None, order: str, name: str
     """The Run of parsed rows (a whole file or a part), with what ordering them computed kept for the scorer."""
     ordered = order_rows(frame, order, file=name, lines=lines)
     run_id, metadata = _tags(frame.get_column("tag"))
-    run = Run(frame=ordered.frame, queries=ordered.queries, run_id=run_id, metadata=metadata, order=ordered.orders,
-              order_source=order, source=name, unique_checked=True)
-    run.remember_blocks(ordered.starts, list(ordered.queries))
-    run.remember_pair_keys(ordered.keys)
+    run = ordered.to_run(run_id=run_id, metadata=metadata, order_source=order, source=name)
     return run
 
 
@@ -180,10 +177,19 @@ class OrderedRows(NamedTuple):
     starts: np.ndarray  # first row of each query's group in ``frame``
     keys: np.ndarray  # ordering.pair_keys of the rows of ``frame`` (computed for the duplicate check)
 
+    def to_run(self, **fields) -> Run:
+        """The ``Run`` of these rows, keeping what ordering them computed (blocks, pair keys, duplicates refused),
+        so the scorer does not compute it again; ``fields``: the Run's other fields (``queries`` to override)."""
+        run = Run(**{"queries": self.queries, **fields}, frame=self.frame, order=self.orders, unique_checked=True)
+        run.remember_blocks(self.starts, list(self.queries))
+        run.remember_pair_keys(self.keys)
+        return run
+
 
 def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
-               lines: np.ndarray | None = None) -> OrderedRows:
-    """Group rows by query (first appearance) and sort each query; check duplicates.
+               lines: np.ndarray | None = None, unique_pairs: bool = False) -> OrderedRows:
+    """Group rows by query (first appearance) and sort each query; check duplicates (``unique_pairs``: the
+    rows come from a dict of dicts, where no (query, document) pair can repeat).
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
     input order.  Returns the RUN_SCHEMA frame (rank = position 1..n), the
@@ -197,7 +203,8 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     has_rank = "rank" in frame.columns
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     frame, queries, qidx, row, keys = _grouped_by_query(frame)
-    _check_duplicates(frame, qidx, keys, row, file, lines)
+    if not unique_pairs:
+        _check_duplicates(frame, qidx, keys, row, file, lines)
 
     score = frame.get_column("score").to_numpy()
     doc = frame.get_column("doc_id")

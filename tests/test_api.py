@@ -272,6 +272,22 @@ def test_assert_scores_equal_names_the_policy_that_reproduces_them():
     assert "q1: 0.25 vs 0.5" in str(exc.value) and "no policy" in str(exc.value)
 
 
+def test_assert_scores_equal_names_the_axes_that_explain_the_differences():
+    from trec_bridge.testing import assert_scores_equal
+
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}, "q3": {"x": 0}}   # q3: no relevant document
+    run = {"q1": {"d2": 0.9, "d1": 0.5}, "q3": {"x": 1.0}}                # q2: missing
+    with pytest.raises(AssertionError) as exc:
+        assert_scores_equal({"q1": 0.5, "q3": 0.0}, qrels, run, "RR")      # pytrec_eval's per-query values
+    lines = str(exc.value).splitlines()
+    te = next(line for line in lines if line.startswith("they match policy trec_eval:"))
+    assert "axis query_set (" in te and "axis no_relevant (" in te and "axis gain" not in te
+    with pytest.raises(AssertionError) as exc:
+        assert_scores_equal(1 / 6, qrels, run, "RR")                       # every judged query, q3 scored 0
+    ir = next(line for line in str(exc.value).splitlines() if line.startswith("they match policy ir_measures:"))
+    assert "axis no_relevant (scored 0 and counted in the mean)" in ir and "query_set" not in ir  # qrels set = judged
+
+
 def test_docstring_examples_run():
     import doctest
 
@@ -288,3 +304,19 @@ def test_real_ranx_objects():
     ranx = pytest.importorskip("ranx")
     res = tb.score(ranx.Qrels(QRELS), ranx.Run(RUN), "RR P@1")
     assert res.exact == STRICT
+
+
+@pytest.mark.parametrize("policy", ["strict", "trec_eval", "ir_measures"])
+def test_an_evaluator_scores_each_run_as_a_fresh_score_would(policy):
+    """The judgments are joined once per Evaluator (scorer.Judgments) and copied per run: nothing of one run
+    may leak into the next."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}, "q3": {"e": 1, "f": 3}}
+    runs = [{"q1": {"a": 0.1, "c": 0.9, "z": 0.5}, "q3": {"f": 1.0}},
+            {"q2": {"d": 2.0, "x": 3.0}, "q1": {"b": 1.0}},
+            {"q1": {"a": 1.0, "b": 1.0, "c": 1.0}, "q2": {"d": 1.0}, "q3": {"e": 0.5, "f": 0.5}}]
+    measures = "nDCG@2 AP RR P@2 R@3"
+    ev = tb.Evaluator(qrels, measures, policy)
+    for run in runs + runs[::-1]:
+        got, want = ev.score(run), tb.score(qrels, run, measures, policy)
+        assert got.means == want.means and got.exact == want.exact
+        assert got.per_query.equals(want.per_query)

@@ -23,8 +23,8 @@ from .errors import InvalidInput, UsageError
 from .model import Dataset, Qrels, Query, Run
 from .scorer import ScoreResult
 
-__all__ = ["score", "Evaluator", "Result", "read_run", "read_qrels", "read_dataset", "write_run", "explain",
-           "InvalidInput"]
+__all__ = ["score", "crosscheck", "explain", "Evaluator", "Result", "Crosscheck", "read_run", "read_qrels",
+           "read_dataset", "write_run", "InvalidInput"]
 
 
 class _AsInvalidInput:
@@ -162,7 +162,7 @@ class Evaluator:
     def __init__(self, qrels: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
                  split: str | None = None):
         from .policy import Policy, get_policy
-        from .scorer import refuse_unreproducible, select_checked
+        from .scorer import Judgments, refuse_unreproducible, select_checked
 
         with _AsInvalidInput():
             self.measures = _measures(measures)
@@ -170,21 +170,32 @@ class Evaluator:
             dataset, self._ints = _dataset_and_ints(qrels, rel)
             self.dataset = select_checked(dataset, split)
             refuse_unreproducible(self.dataset, self.measures, self.policy)
+            self._judgments = Judgments(self.dataset)  # joined once, copied for each run
         self._inputs = _path_input("dataset", qrels)
 
     def score(self, run: Any) -> "Result":
         """Score one run (any input kind) under the evaluator's policy; see ``score``."""
+        from .evaluation import label
         from .scorer import evaluate, prepare_checked
 
         with _AsInvalidInput():
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
-            result = evaluate(prepare_checked(self.dataset, r, self.measures, self.policy), self.measures, self.policy)
-        if self.dataset.query_source == "query_file":
-            result.extra.update(self.dataset.metadata)
-        if self.measures.notes:
-            result.extra["measures"] = list(self.measures.notes)
+            prepared = prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments)
+            result = evaluate(prepared, self.measures, self.policy)
+        label(result, self.dataset, self.measures.notes)
         return Result(result, {**self._inputs, **_path_input("run", run)})
+
+    def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
+        """Cross-check one run against the reference tools with the evaluator's judgments; see ``crosscheck``."""
+        from .crosscheck import crosscheck as check, tools_asked
+
+        with _AsInvalidInput():
+            tools = tools_asked(against)
+            r, ints = _run_and_ints(run)
+            self._check_ids(r, ints)
+            result = check(self.dataset, r, self.measures, tools, complete=complete)
+        return Crosscheck(result, {**self._inputs, **_path_input("run", run)})
 
     def _check_ids(self, run: Run, run_ints) -> None:
         """Integer IDs on one side against the other side's string spellings (7 against "007")."""
@@ -199,11 +210,9 @@ class Evaluator:
 
 def _path_input(role: str, x: Any) -> dict:
     """The report's input fingerprint of a file given by path, as the CLI records it (no entry otherwise)."""
-    if not _is_path(x):
-        return {}
-    from .files import sha256_file
+    from .evaluation import input_fingerprints
 
-    return {role: {"path": os.fspath(x), "sha256": sha256_file(x)}}
+    return input_fingerprints({role: os.fspath(x)}, hashed=True) if _is_path(x) else {}
 
 
 def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
@@ -300,6 +309,114 @@ class Explained:
         return render_text(self.explanation)
 
     __repr__ = __str__
+def crosscheck(qrels: Any, run: Any, measures: Any, against: Any = None, *, rel: int | None = None,
+               split: str | None = None, complete: bool = False) -> "Crosscheck":
+    """Run the reference tools on the same inputs and explain every difference from the strict numbers, as
+    ``trec-bridge crosscheck`` does.
+
+    ``against``: "trec_eval,ir_measures", a list, or None for every
+    registered tool (a tool that is not installed is refused:
+    E_REFERENCE_UNAVAILABLE).  Each tool's numbers are compared with our
+    emulation of it (its policy), and what separates them from the strict
+    numbers is decomposed over the named divergence axes (docs/divergences.md).
+    ``complete``: trec_eval with -c.
+
+    >>> cc = crosscheck({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, "P@1", against="pytrec_eval")
+    >>> cc.outcome, cc.table[["strict", "reference", "axes"]].to_dict("records")
+    ('explained', [{'strict': 0.5, 'reference': 1.0, 'axes': 'query_set'}])
+    """
+    return Evaluator(qrels, measures, rel=rel, split=split).crosscheck(run, against, complete=complete)
+
+
+class Crosscheck:
+    """A cross-check's outcome: a table per tool and measure, the per-query differences, and their explanations.
+
+    >>> cc = crosscheck({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, "P@1", against=["pytrec_eval"])
+    >>> cc.outcome, list(cc.table.columns)
+    ('explained', ['tool', 'measure', 'strict', 'reference', 'emulation', 'agrees', 'axes'])
+    """
+
+    def __init__(self, result, inputs: dict | None = None):
+        self.result = result  # crosscheck.CrosscheckResult, for what this class does not surface
+        self._inputs = inputs or {}
+
+    @property
+    def outcome(self) -> str:
+        """"explained" (every difference is attributed to a named axis) or "unexplained"."""
+        return "unexplained" if self.result.unexplained else "explained"
+
+    @property
+    def strict(self) -> "Result":
+        """The strict scores of the run."""
+        return Result(self.result.strict, self._inputs)
+
+    @property
+    def table(self):
+        """A pandas DataFrame, one row per tool and measure: the means (strict, the tool's, our emulation's),
+        whether emulation and tool agree, and the axes that separate strict from the tool ("" when equal)."""
+        import pandas as pd
+
+        rows = [(t.tool, name, a["strict"], a["reference"], a["emulation"], a["agrees"],
+                 ", ".join(p["axis"] for p in a["parts"]))
+                for t in self.result.tools if t.available for name, a in t.aggregates.items()]
+        return pd.DataFrame(rows, columns=["tool", "measure", "strict", "reference", "emulation", "agrees", "axes"])
+
+    @property
+    def differences(self):
+        """A pandas DataFrame of the per-query values where strict and a tool differ, with the axes that
+        explain each (``explanations`` has each axis's share)."""
+        import pandas as pd
+
+        rows = [(t.tool, r["query_id"], r["measure"], r["strict"], r["reference"], r["emulation"], r["agrees"],
+                 ", ".join(p["axis"] for p in r["parts"]))
+                for t in self.result.tools if t.available for r in t.rows if "parts" in r]
+        return pd.DataFrame(rows, columns=["tool", "query_id", "measure", "strict", "reference", "emulation",
+                                           "agrees", "axes"])
+
+    @property
+    def explanations(self) -> list[dict]:
+        """Every strict/tool difference (means: query_id None) with its steps, one per axis: the axis, why
+        (its reason) and the share of the difference it accounts for (delta)."""
+        out = []
+        for t in self.result.tools:
+            if not t.available:
+                continue
+            out += [{"tool": t.tool, "measure": name, "query_id": None, "parts": a["parts"]}
+                    for name, a in t.aggregates.items() if a["parts"]]
+            out += [{"tool": t.tool, "measure": r["measure"], "query_id": r["query_id"], "parts": r["parts"]}
+                    for r in t.rows if r.get("parts")]
+        return out
+
+    @property
+    def unexplained(self) -> list:
+        """The differences between a tool and our emulation of it (empty when the cross-check holds)."""
+        return self.result.unexplained
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        """Write the report of ``trec-bridge crosscheck --json`` (atomically)."""
+        import json
+
+        from .crosscheck_report import full_report
+        from .outputs import atomic_write
+
+        report = full_report(self.result, self._inputs or None)  # as the CLI writes it, file fingerprints included
+        atomic_write(os.fspath(path), json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def write_reproducer(self, folder: str | os.PathLike):
+        """The minimal reproducer of the first unexplained difference, written under ``folder``/<tool>/; its
+        folder, or None when there is nothing to reproduce."""
+        from .crosscheck import write_reproducer
+
+        return write_reproducer(self.result, folder)
+
+    def __repr__(self) -> str:
+        from .crosscheck_report import render_text
+
+        return render_text(self.result, per_query=False).rstrip("\n")
+
+    def _repr_html_(self) -> str:
+        head = f"<p>cross-check: {html.escape(self.outcome)}</p>"
+        return head + self.table.to_html(index=False, na_rep="null")
 
 
 class Result:

@@ -12,9 +12,11 @@ raised in the order the tools were asked for, as if they ran one by one.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -79,10 +81,31 @@ class CrosscheckResult:
         return [u for t in self.tools for u in t.unexplained]
 
 
+def tools_asked(against: str | Iterable[str] | None) -> list[str]:
+    """The reference tools a cross-check runs: ``against`` as "a,b" or a list; None: every registered tool.
+
+    An unknown name (or none at all) is E_USAGE, naming the registered ones.
+    """
+    from .errors import UsageError
+    from .messages import quote
+    from .references import names
+
+    registered = list(names())
+    if against is None:
+        return registered
+    asked = [t.strip() for t in (against.split(",") if isinstance(against, str) else against) if t.strip()]
+    if not asked or any(t not in registered for t in asked):
+        given = against if isinstance(against, str) else ",".join(against)
+        raise UsageError("E_USAGE", f"--against takes {', '.join(registered)}; got {quote(given)}")
+    return asked
+
+
 def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: list[str], *,
                split: str | None = None, chunk_map: ChunkMap | None = None, complete: bool = False,
                require: bool = True, step: Callable[[str], None] | None = None) -> CrosscheckResult:
-    """``step(text)``: told of each long step as it starts (the CLI's progress line); nothing else."""
+    """Strict numbers, each tool in ``against`` on the same inputs, our emulation of it, and every difference
+    decomposed over the policy axes; ``measures``' parse notes (a measure listed twice...) go into the report.
+    ``step(text)``: told of each long step as it starts (the CLI's progress line); nothing else."""
     from . import references
 
     say = step or (lambda text: None)
@@ -120,6 +143,8 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
         for job in jobs:
             if job.pending is not None:
                 job.pending.cancel()
+    if getattr(measures, "notes", None):
+        strict.extra["measures"] = list(measures.notes)
     return CrosscheckResult(strict, [j.check for j in jobs], dataset, run)
 
 
@@ -210,6 +235,25 @@ def _compare(check: ToolCheck, measures: list[Measure]) -> None:
         }
         if not agrees:
             check.unexplained.append(Unexplained(check.tool, name, None, ref_mean, emu_mean, "means differ"))
+
+
+REPRO_FILES = ["qrels.txt", "run.txt"]
+
+
+def write_reproducer(result: CrosscheckResult, repro_dir: str | os.PathLike) -> Path | None:
+    """Write the minimal reproducer of the first unexplained difference into ``repro_dir``/<tool>/ (atomically);
+    the folder, or None when every difference is explained."""
+    from .outputs import atomic_write, make_dirs
+
+    if not result.unexplained:
+        return None
+    first = result.unexplained[0]
+    folder = Path(repro_dir) / first.tool
+    make_dirs(folder)
+    qrels_text, run_text = minimal_reproducer(result, first)
+    for name, text in zip(REPRO_FILES, (qrels_text, run_text)):
+        atomic_write(folder / name, text)
+    return folder
 
 
 def minimal_reproducer(result: CrosscheckResult, unexplained: Unexplained) -> tuple[str, str]:

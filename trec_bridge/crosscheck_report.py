@@ -4,6 +4,13 @@ from __future__ import annotations
 from .report import tool_stamp
 
 
+def full_report(result, inputs: dict | None = None) -> dict:
+    """The report ``crosscheck --json`` writes: ``crosscheck_report`` around the strict run's own report."""
+    from .report import build_report
+
+    return crosscheck_report(result, build_report(result.strict, inputs))
+
+
 def crosscheck_report(result, strict_report: dict) -> dict:
     """The full cross-check report (formats.md): the strict report, each tool's numbers and the unexplained differences."""
     tools = {}

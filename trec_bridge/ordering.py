@@ -111,11 +111,44 @@ def score_permutation(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, same:
     bad_q = np.zeros(int(qidx[-1]) + 1, dtype=bool)
     bad_q[qidx[~ok]] = True
     pos = np.flatnonzero(bad_q[qidx])
-    sub = pl.DataFrame({"qi": qidx[pos], "s": score[pos], "d": doc.gather(pos), "p": pos})
-    sub = sub.sort(["qi", "s", "d"], descending=[False, True, True])
     perm = np.arange(n)
-    perm[pos] = sub.get_column("p").to_numpy()
+    perm[pos] = pos[_by_query_then_score(qidx[pos], score[pos], doc, pos)]
     return perm
+
+
+def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, rows: np.ndarray | None = None
+                         ) -> np.ndarray:
+    """Order of rows by query ascending, score descending, ties by document ID descending (byte order).
+
+    The rows come grouped by query: long rankings are sorted one by one, many
+    short ones by two single-key numpy sorts (the scores' dense rank, then
+    query and rank as one integer key); only the rows whose scores tie are
+    then ordered by their document IDs.
+    Equal scores include 0.0 and -0.0, as trec_eval's comparisons have them.
+    """
+    m = len(score)
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if m else np.zeros(0, dtype=np.int64)
+    if m >= 256 * len(starts):  # long rankings (and rows grouped by query, as here): one small sort each
+        bounds = np.append(starts, m).tolist()
+        order = np.concatenate([np.argsort(-score[a:b]) + a for a, b in zip(bounds, bounds[1:])] or [starts])
+    else:
+        by_score = np.argsort(-score)
+        rank = np.empty(m, dtype=np.int64)
+        rank[by_score] = np.arange(m)
+        order = np.argsort(qidx.astype(np.int64) * m + rank)
+    q, s = qidx[order], score[order]
+    tied = np.zeros(m, dtype=bool)
+    tied[1:] = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # the row ties with the one before it
+    if tied.any():
+        in_tie = tied.copy()
+        in_tie[:-1] |= tied[1:]
+        at = np.flatnonzero(in_tie)
+        group = np.cumsum(~tied)[at]  # one number per run of tied rows
+        tied_rows = order[at] if rows is None else rows[order[at]]  # ``rows``: where each row is in ``doc``
+        sub = (pl.DataFrame({"g": group, "d": doc.gather(tied_rows), "p": at})
+               .sort(["g", "d"], descending=[False, True]))
+        order[at] = order[sub.get_column("p").to_numpy()]
+    return order
 
 
 # ---------------------------------------------------------------- a policy's order

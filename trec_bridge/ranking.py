@@ -14,6 +14,8 @@ This is the hot path of a 7M-line run, so it avoids whole-frame string work:
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import polars as pl
 
@@ -44,6 +46,13 @@ class RankingBuilder:
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.lookup = _IndexLookup(universe)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
+
+    def fresh(self) -> "RankingBuilder":
+        """An empty builder over the same judgments and universe, sharing what ``__init__`` computed from them
+        (the judged rows' join and keys, the query lookup): for the next run against the same dataset."""
+        new = copy.copy(self)
+        new.retrieved, new.parts = np.zeros_like(self.retrieved), []
+        return new
 
     def add(self, run: Run) -> None:
         qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.lookup)

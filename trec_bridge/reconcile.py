@@ -60,8 +60,14 @@ class Walk:
 
 def walk_axes(steps: "Rescorer", target: Policy) -> Walk:
     """Strict, then one step per axis on which ``target`` differs, in the order of ``axes.AXES``."""
-    policy = STRICT
-    walk = Walk([(None, steps.strict)])
+    return walk_between(steps, STRICT, target)
+
+
+def walk_between(steps: "Rescorer", start: Policy, target: Policy) -> Walk:
+    """``start``'s result, then one step per axis on which ``target`` differs from it, in the order of ``axes.AXES``
+    (``walk_axes`` from strict; tb.testing between the policy asked for and one that matches the user's values)."""
+    policy = start
+    walk = Walk([(None, steps.score(start))])
     for axis in AXES:
         value = getattr(target, axis.field)
         if getattr(policy, axis.field) == value:

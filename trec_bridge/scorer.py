@@ -49,11 +49,33 @@ class QueryResult:
     tags: tuple[str, ...] = ()
 
 
-@dataclass
 class MeanResult:
-    value: float | None
-    exact: Fraction | None
-    eligible: int
+    """A measure's summary: its float ``value``, its ``exact`` rational (None: not rational) and how many queries
+    it is over.  ``exact`` may be given as a function, called on first read: most callers want only the float,
+    which the scorer proves without the big-integer sum (``Values.rounded_mean``)."""
+
+    __slots__ = ("value", "_exact", "eligible")
+
+    def __init__(self, value: float | None, exact: Fraction | Callable[[], Fraction] | None, eligible: int):
+        self.value, self._exact, self.eligible = value, exact, eligible
+
+    @property
+    def exact(self) -> Fraction | None:
+        if callable(self._exact):
+            self._exact = self._exact()
+        return self._exact
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MeanResult) and (self.value, self.exact, self.eligible) == \
+            (other.value, other.exact, other.eligible)
+
+    __hash__ = None
+
+    def __reduce__(self):  # pickled with its exact value, not the function that computes it
+        return MeanResult, (self.value, self.exact, self.eligible)
+
+    def __repr__(self) -> str:
+        return f"MeanResult(value={self.value!r}, exact={self.exact!r}, eligible={self.eligible})"
 
 
 @dataclass
@@ -196,9 +218,34 @@ def select_checked(dataset: Dataset, split: str | None = None) -> Dataset:
     return _selected(dataset, split)
 
 
-def prepare_checked(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy) -> Prepared:
-    """``prepare_for`` on a dataset from ``select_checked`` (after ``refuse_unreproducible``): no re-check."""
-    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, None, len(measures))
+def prepare_checked(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy,
+                    judgments: "Judgments | None" = None) -> Prepared:
+    """``prepare_for`` on a dataset from ``select_checked`` (after ``refuse_unreproducible``): no re-check;
+    ``judgments``: what reading a run against this dataset needs, prepared once for many runs."""
+    return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, None, len(measures),
+                             judgments)
+
+
+class Judgments:
+    """What reading any run against one dataset needs and depends on the dataset alone: its query set, the
+    indexed universe of queries and, per ordering, a ranking builder's judged rows and query lookup.
+
+    Made once (the Python API's ``Evaluator``) and handed to ``prepare_checked`` for each run, which then
+    starts from copies instead of joining the judgments again.
+    """
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.base_set = _base_set(dataset)
+        self.in_base = set(self.base_set)
+        self.universe = query_index(self.base_set + [q for q in dataset.qrels.query_ids() if q not in self.in_base])
+        self._builders: dict[Ordering, RankingBuilder] = {}
+
+    def builder(self, ordering: Ordering) -> RankingBuilder:
+        """An empty builder for ``ordering`` (the judgments joined once per ordering)."""
+        if ordering not in self._builders:
+            self._builders[ordering] = _builder(self.dataset, self.universe, ordering)
+        return self._builders[ordering].fresh()
 
 
 def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
@@ -207,13 +254,14 @@ def orderings_for(measures: list[Measure], policy: Policy) -> list[Ordering]:
 
 
 def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
-                      chunk_map: ChunkMap | None = None, n_measures: int = 1) -> Prepared:
+                      chunk_map: ChunkMap | None = None, n_measures: int = 1,
+                      judgments: Judgments | None = None) -> Prepared:
     whole = isinstance(run, Run)
     chunk_map = chunk_map or dataset.chunk_map
     if chunk_map is not None and not whole:  # never score chunk IDs as documents
         raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
     if chunk_map is None:
-        return _read(dataset, run, orderings, duplicates, n_measures)
+        return _read(dataset, run, orderings, duplicates, n_measures, judgments)
     check_chunk_map(chunk_map, dataset.corpus)
     collapsed = collapse(run, chunk_map)
     prepared = _read(dataset, collapsed.run, orderings, duplicates, n_measures)
@@ -222,14 +270,14 @@ def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Ite
 
 
 def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Ordering], duplicates: str,
-          n_measures: int = 1) -> Prepared:
+          n_measures: int = 1, judgments: Judgments | None = None) -> Prepared:
     """Check the run (or its parts) and reduce it to its judged rows in each ordering."""
     whole = isinstance(run, Run)
-    base_set = _base_set(dataset)
-    in_base = set(base_set)
-    universe = query_index(base_set + [q for q in dataset.qrels.query_ids() if q not in in_base])
-    prepared = Prepared(dataset, base_set, universe, duplicates, RunChecks(dataset, in_base, duplicates),
-                        RunSummary(), {o: _builder(dataset, universe, o) for o in orderings})
+    if judgments is None or judgments.dataset is not dataset:
+        judgments = Judgments(dataset)
+    base_set, universe = judgments.base_set, judgments.universe
+    prepared = Prepared(dataset, base_set, universe, duplicates, RunChecks(dataset, judgments.in_base, duplicates),
+                        RunSummary(), {o: judgments.builder(o) for o in orderings})
     for part in [run] if whole else run:
         memory_guard.check_queries(universe.height + len(prepared.summary.queries) + len(part.queries), n_measures,
                                    part.source)
@@ -504,8 +552,9 @@ class _MeasureValues:
         if self.aggregate != "mean":
             return self._other_summary(eligible)
         if self.values.terms is not None:
-            exact = self.values.terms.total(self.counted) / eligible
-            return MeanResult(float(exact), exact, eligible)
+            terms, counted = self.values.terms, self.counted
+            return MeanResult(self.values.rounded_mean(counted, eligible), lambda: terms.total(counted) / eligible,
+                              eligible)
         with np.errstate(over="ignore"):
             return MeanResult(float(np.mean(self.rounded[self.counted])), None, eligible)
 
@@ -514,8 +563,8 @@ class _MeasureValues:
         counted = self.rounded[self.counted]
         if self.aggregate == "sum":
             if self.values.terms is not None:
-                exact = self.values.terms.total(self.counted)
-                return MeanResult(float(exact), exact, eligible)
+                terms, counted = self.values.terms, self.counted
+                return MeanResult(self.values.rounded_mean(counted, 1), lambda: terms.total(counted), eligible)
             return MeanResult(float(np.sum(counted)), None, eligible)
         if self.aggregate == "gmean":  # values already logged (trec_eval's per-query form) or the measure's own
             logs = counted if self.values.logged else np.log(np.maximum(counted, GMEAN_FLOOR))

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
-from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
-from .report_options import add_report_options, input_fingerprints, json_report_text, write_pages
+from .report_options import add_report_options, json_report_text, write_pages
 
 
 
@@ -26,7 +25,6 @@ class _RegisteredTools:
 
 
 TOOLS = _RegisteredTools()
-REPRO_FILES = ["qrels.txt", "run.txt"]
 
 HELP = """Run the reference tools on the same inputs, show that our emulation of each
 reproduces it, and explain every strict-vs-reference difference by policy axis.
@@ -54,43 +52,35 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run, io=io)
 
 
-def _against(args) -> str:
-    return ",".join(TOOLS) if args.against is None else args.against
-
-
 def io(args):
     """Every file crosscheck reads and writes, the reproducer of each tool included."""
+    from ..crosscheck import REPRO_FILES
     from ..outputs import Declared
 
-    tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
+    against = ",".join(TOOLS) if args.against is None else args.against
+    tools = [t.strip() for t in against.split(",") if t.strip() in TOOLS]
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
                     + [(args.png_dir, ["distributions.png"])])
 
 
 def run(args) -> int:
-    from ..crosscheck import crosscheck, minimal_reproducer
-    from ..crosscheck_report import SUMMARY_HEADERS, crosscheck_report, render_text, summary_rows
-    from ..errors import UsageError
-    from ..outputs import atomic_write, make_dirs
+    from ..crosscheck import crosscheck, tools_asked, write_reproducer
+    from ..crosscheck_report import SUMMARY_HEADERS, full_report, render_text, summary_rows
+    from ..evaluation import input_fingerprints
+    from ..outputs import atomic_write
     from ..measures import parse_measures
     from ..progress import progress
-    from ..report import build_report
     from . import say_notes
 
-    against = [t.strip() for t in _against(args).split(",") if t.strip()]
-    unknown = [t for t in against if t not in TOOLS]
-    if unknown or not against:
-        raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")
+    against = tools_asked(args.against)
     measures = parse_measures(args.measures)
     loaded = load_inputs(args)
     with progress("cross-check") as shown:
         result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
                             chunk_map=loaded.chunk_map, complete=args.complete,
                             step=lambda text: setattr(shown, "detail", text))
-    if measures.notes:
-        result.strict.extra["measures"] = list(measures.notes)
-    report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html)))
+    report = full_report(result, input_fingerprints(loaded.roles(), hashed=bool(args.json or args.html)))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
     if args.html or args.png_dir:
@@ -104,13 +94,8 @@ def run(args) -> int:
 
         sys.stdout.write(render(SUMMARY_HEADERS, summary_rows(result), args.format))
     say_notes(measures.notes)
-    if result.unexplained:
-        first = result.unexplained[0]
-        folder = Path(args.repro_dir) / first.tool
-        make_dirs(folder)
-        qrels_text, run_text = minimal_reproducer(result, first)
-        atomic_write(folder / "qrels.txt", qrels_text)
-        atomic_write(folder / "run.txt", run_text)
+    folder = write_reproducer(result, args.repro_dir)
+    if folder is not None:
         note(f"{len(result.unexplained)} unexplained difference(s); minimal reproducer in {folder}/")
         return EXIT_UNEXPLAINED
     return EXIT_OK if result.strict.complete else EXIT_INCOMPLETE

@@ -56,12 +56,3 @@ def write_pages(report: dict, html_path: str | None, png_dir: str | None, kind: 
     if html_path:
         page = html_report.crosscheck_page if kind == "crosscheck" else html_report.score_page
         atomic_write(html_path, page(report, charts))
-
-
-def input_fingerprints(loaded, hashed) -> dict:
-    """Each input by role with its SHA-256 when a report will show it (``hashed``), else null (a 7M-line run
-    is not hashed for a terminal table)."""
-    from ..files import sha256_file
-
-    return {role: {"path": path, "sha256": sha256_file(path) if hashed else None}
-            for role, path in loaded.roles().items()}

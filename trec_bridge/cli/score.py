@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import closing
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
-from .report_options import (add_report_options, check_report_options, input_fingerprints, json_report_text,
+from .report_options import (add_report_options, check_report_options, json_report_text,
                              write_pages)
 
 HELP = """Score a run on a dataset under a policy (strict by default).
@@ -73,46 +72,11 @@ def io(args):
                     outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, [chart])])
 
 
-def _score_in_parts(dataset, args, measures, policy):
-    """Score a plain TREC run or a run JSON document part by part (bounded memory); None when it must be read whole.
-
-    Whole means: a gzipped TREC file, one with a sidecar, another JSON layout
-    (ranx), or a TREC query whose lines are split by another query's across parts.
-    """
-    from converters.detect import is_json, is_run_lines
-    from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
-
-    from ..model import QueryNotContiguous
-    from ..scorer import score_parts
-
-    if dataset.chunk_map is not None:  # the dataset's own chunk map collapses the run: read it whole
-        return None
-    if is_json(args.run) and is_run_lines(args.run):
-        from converters.json_run_lines import read_run_lines_parts
-
-        parts = read_run_lines_parts(args.run)
-    elif is_json(args.run):
-        from converters.json_run_fast import read_run_parts_fast
-
-        parts = read_run_parts_fast(args.run)  # None: another JSON layout (ranx), read whole
-    elif can_read_in_parts(args.run):
-        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
-    else:
-        return None
-    if parts is None:
-        return None
-    try:
-        with closing(parts):  # closed at once on any exit
-            return score_parts(dataset, parts, measures, policy, split=args.split)
-    except QueryNotContiguous:
-        return None
-
-
 def run(args) -> int:
+    from ..evaluation import score_file_in_parts, score_whole
     from ..measures import parse_measures
     from ..policy import get_policy
     from ..rag.options import AcceptanceOptions
-    from ..scorer import evaluate, prepare_for
 
     check_report_options(args)
     options = AcceptanceOptions.from_args(args)
@@ -125,29 +89,28 @@ def run(args) -> int:
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
-    result = _score_in_parts(loaded.dataset, args, measures, policy) if in_parts else None
+    result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=args.order, split=args.split,
+                                 fingerprint=bool(args.json)) if in_parts else None
     prepared = None
     if result is None:
         if loaded.run is None:
             loaded.run = loaded.load_run(args.run)
-        prepared = prepare_for(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
-                               chunk_map=loaded.chunk_map)
-        result = evaluate(prepared, measures, policy)
+        prepared, result = score_whole(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
+                                       chunk_map=loaded.chunk_map)
     return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes)
 
 
 def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
+    from ..evaluation import input_fingerprints, label
     from ..outputs import atomic_write
     from ..report import build_report, render_table
     from ..tables import score_summary, write_per_query
     from . import say_notes
 
     # fingerprints go into the JSON report, the HTML and the RAG outputs only: no hashing of a 7M-line run otherwise
-    inputs = input_fingerprints(loaded, args.json or plan or args.html)
-    result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
-    if notes:
-        result.extra["measures"] = list(notes)
+    inputs = input_fingerprints(loaded.roles(), hashed=bool(args.json or plan or args.html))
+    label(result, loaded.dataset, notes)
     acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
     report = None
     if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:

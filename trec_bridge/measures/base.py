@@ -14,6 +14,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .rounding import long_sums, settled, settled_ratio
 from .variants import relevance_level
 
 
@@ -203,6 +204,7 @@ class Values:
     # the geometric-mean summary is then exp of their mean (``geometric``)
     logged: bool = False
     _bounds: np.ndarray | None = field(default=None, repr=False)
+    _long: tuple | None = field(default=None, repr=False)
 
     @staticmethod
     def of_ratio(num: np.ndarray, den: np.ndarray) -> "Values":
@@ -230,7 +232,15 @@ class Values:
             return None
         b = self._query_bounds()
         at = slice(b[i], b[i + 1])
-        return sum(map(Fraction, self.terms.num[at].tolist(), self.terms.den[at].tolist()), Fraction(0))
+        return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
+
+    def _long_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once."""
+        if self._long is None:
+            b = self._query_bounds()
+            queries = np.flatnonzero(np.diff(b) > 0)
+            self._long = (queries, *long_sums(self.terms.num, self.terms.den, b[queries]))
+        return self._long
 
     @staticmethod
     def of_counts(n: np.ndarray) -> "Values":
@@ -241,8 +251,9 @@ class Values:
         """Each query's exact value correctly rounded to float64 (``value`` for non-rational measures).
 
         A single term num/den is one IEEE division of exactly representable
-        integers, hence already correctly rounded; only queries with several
-        terms need a Fraction.
+        integers, hence already correctly rounded; a sum of several is proved
+        in long double where it can be (``rounding.settled``), and otherwise
+        summed exactly in integers.
         """
         if self.terms is None:
             return self.value
@@ -251,9 +262,35 @@ class Values:
         counts = np.diff(self._query_bounds())
         single = counts[t.query] == 1
         out[t.query[single]] = t.num[single] / t.den[single]
-        for i in np.flatnonzero(counts > 1).tolist():
-            out[i] = float(self.fraction(i))
+        queries, sums, bounds = self._long_sums()
+        several = counts[queries] > 1
+        nearest, ok = settled(sums[several], bounds[several])
+        out[queries[several][ok]] = nearest[ok]
+        left = queries[several][~ok].tolist()
+        if left:
+            b, nums, dens = self._query_bounds().tolist(), t.num.tolist(), t.den.tolist()
+            for i in left:
+                num, den = exact_sum(nums[b[i]:b[i + 1]], dens[b[i]:b[i + 1]])
+                out[i] = num / den  # Python's int division is correctly rounded, as float(Fraction) is
         return out
+
+    def rounded_mean(self, counted: np.ndarray, divisor: int) -> float:
+        """float(exact sum of the ``counted`` queries' values / ``divisor``), proved in long double where it
+        can be (``rounding.settled_ratio``), else from the exact total."""
+        queries, sums, bounds = self._long_sums()
+        keep = counted[queries]
+        value = settled_ratio(sums[keep], bounds[keep], divisor)
+        return value if value is not None else float(self.terms.total(counted) / divisor)
+
+
+def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
+    """sum(num/den) as one (numerator, denominator) over the denominators' lcm: integer work, no Fraction per term.
+
+    Several times faster than adding Fractions (each addition reduces by a
+    gcd); the value is the same rational, not necessarily in lowest terms.
+    """
+    common = math.lcm(*dens)
+    return sum(n * (common // d) for n, d in zip(nums, dens)), common
 
 
 def everywhere(r: Ranking, m, ctx) -> np.ndarray:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["assert_scores_equal", "check_metric", "assert_metric"]
+__all__ = ["assert_scores_equal", "axes_between", "check_metric", "assert_metric"]
 
 
 def check_metric(fn, measure, **options):
@@ -39,9 +39,11 @@ def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: 
 
     ``their``: a mean (a number) or per-query values (``{query_id: value}``;
     None for a query the policy leaves without a value).  The failure lists
-    each differing query with both values, and names every policy under
-    which trec-bridge does reproduce their values (e.g. "they match
-    policy trec_eval"), which says which convention their code follows.
+    each differing query with both values, names every policy under which
+    trec-bridge does reproduce their values (e.g. "they match policy
+    trec_eval") and the divergence axes that separate it from ``policy``
+    on these inputs (e.g. "axis query_set (...)"), which says which
+    convention their code follows.
 
     >>> assert_scores_equal(0.75, {"q1": {"a": 1}, "q2": {"c": 1}}, {"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 1.0}},
     ...                     "RR", policy="trec_eval")
@@ -56,9 +58,45 @@ def assert_scores_equal(their: Any, qrels: Any, run: Any, measure: Any, policy: 
     lines = [f"{measure} under policy {policy}: {len(differences)} difference(s) (query: theirs vs ours)"]
     lines += [f"  {q}: {t!r} vs {o!r}" for q, t, o in differences[:20]]
     lines += [f"  ... and {len(differences) - 20} more"] if len(differences) > 20 else []
-    lines.append(f"they match policy {', '.join(explained)}" if explained else
-                 "no policy of trec-bridge reproduces them (see docs/divergences.md for the conventions)")
+    if not explained:
+        lines.append("no policy of trec-bridge reproduces them (see docs/divergences.md for the conventions)")
+    for name in explained:
+        axes = axes_between(dataset, r, measure, policy, name)
+        lines.append(f"they match policy {name}: " + ("; ".join(f"axis {a} ({why})" for a, why in axes)
+                                                      if axes else "no divergence axis changes these values"))
     raise AssertionError("\n".join(lines))
+
+
+def axes_between(qrels: Any, run: Any, measure: Any, policy: str, other: str) -> list[tuple[str, str]]:
+    """The divergence axes (trec_bridge/axes.py), with their reasons, on which ``other`` differs from ``policy``
+    and that change ``measure`` on these inputs (any input kind): walked one axis at a time, as the cross-check
+    does.  When the walk cannot be made (a step refuses these inputs), every axis on which the two policies
+    differ is named.
+
+    >>> [axis for axis, why in axes_between({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}}, "P@1",
+    ...                                     "strict", "trec_eval")]
+    ['query_set']
+    """
+    from ..api import _measures, read_dataset, read_run
+    from ..axes import AXES, reason
+    from ..errors import InvalidInput
+    from ..policy import get_policy
+    from ..reconcile import Rescorer, mean_parts, per_query_parts, table, walk_between
+    from ..scorer import prepare
+
+    dataset, run = read_dataset(qrels), read_run(run)
+    start, target = get_policy(policy), get_policy(other)
+    differing = [a for a in AXES if getattr(start, a.field) != getattr(target, a.field)]
+    measures = _measures([measure])
+    try:
+        walk = walk_between(Rescorer(prepare(dataset, run), measures), start, target)
+    except InvalidInput:
+        return [(a.field, reason(a, getattr(target, a.field))) for a in differing]
+    name, tables = str(measures[0]), [table(result) for _, result in walk.steps]
+    queries = {q for t in tables for q in t}
+    changed = {p.axis for p in mean_parts(walk, name)}
+    changed |= {p.axis for q in queries for p in per_query_parts(walk, q, name, tables)}
+    return [(a.field, reason(a, getattr(target, a.field))) for a in differing if a.field in changed]
 
 
 def _differences(their: Any, result, abs_tol: float) -> list[tuple[str, Any, Any]]:
