@@ -23,7 +23,8 @@ AXES: tuple[Axis, ...] = (
          "the dataset's query set, fixed before scoring",
          {"run_and_judged": "only queries in both the run and the qrels are averaged; a missing query is dropped "
                             "from the mean instead of scoring 0 (trec_eval 9 without -c, pytrec_eval)",
-          "judged": "every judged query is averaged and a missing one scores 0 (trec_eval -c, ir_measures); "
+          "judged": "every judged query is averaged and a missing one scores 0 (trec_eval -c, ir_measures, "
+                    "ranx with make_comparable); "
                     "queries the dataset lists without judgments are not seen"}),
     Axis("empty_rankings", "explicitly empty rankings",
          "an empty ranking is a record: the query ran and found nothing",
@@ -45,7 +46,8 @@ AXES: tuple[Axis, ...] = (
          {"exp": "exponential gain 2^grade - 1 for a plain nDCG"}),
     Axis("ndcg_gain_floor", "grades that earn nDCG gain",
          "every grade > 0; the relevance threshold does not touch nDCG (trec_eval ignores -l for ndcg)",
-         {"threshold": "only grades at or above the relevance threshold earn gain and enter the ideal"}),
+         {"threshold": "only grades at or above the relevance threshold earn gain and enter the ideal (ranx's -lN "
+                       "drops lower grades from the qrels before nDCG)"}),
     Axis("duplicates", "duplicate documents in a ranking",
          "rejected",
          {"last_wins": "the last line silently wins"}),

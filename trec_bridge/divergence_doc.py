@@ -136,6 +136,8 @@ def _value_text(axis: Axis, value) -> str:
     if isinstance(value, Ordering):
         if value.tie_break == "given":
             return "as given" + ("" if value.precision == "float64" else f" ({value.precision})")
+        if value.tie_break.startswith("quicksort"):
+            return f"{value.precision}, ties by numba's quicksort" + (" (twice)" if value.tie_break.endswith("twice") else "")
         return f"{value.precision}, ties docno {value.tie_break.removeprefix('doc_')}"
     if axis.field == "measure_orderings":
         if not value:

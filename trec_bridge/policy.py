@@ -23,10 +23,13 @@ class Ordering:
 
     ``given`` keeps the order the reader decided (JSON list order, or the
     TREC reader's score/rank order); otherwise rows are re-sorted by score at
-    ``precision`` with ties broken by document ID bytes.
+    ``precision`` with ties broken by document ID bytes, or as ranx breaks
+    them: numba's unstable quicksort of the rows in the given order, once
+    (``quicksort``: ranx's ``Run()``) or twice (``quicksort_twice``:
+    ``make_comparable`` sorts the sorted ranking again; ``ordering.quicksort_order``).
     """
 
-    tie_break: Literal["given", "doc_desc", "doc_asc"] = "given"
+    tie_break: Literal["given", "doc_desc", "doc_asc", "quicksort", "quicksort_twice"] = "given"
     precision: Literal["float64", "float32"] = "float64"
 
 

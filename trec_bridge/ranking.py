@@ -19,7 +19,7 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import pair_keys, positions, rows_of_misordered_queries, sort_key
+from .ordering import QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries, sort_key
 from .policy import Ordering
 
 
@@ -161,6 +161,8 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
             return _sorted_fully(frame, qidx, ordering)
     key = sort_key(frame, qidx, rank, ordering)
+    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
+        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break]), qidx, frame
     doc = frame.get_column("doc_id")
     rows = rows_of_misordered_queries(starts, key, doc, ordering)
     if len(rows) == 0:
@@ -179,6 +181,13 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     rank = frame.get_column("rank").to_numpy()
     keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64),
                                _key=pl.Series(sort_key(frame, qidx, rank, ordering)))
+    if ordering.tie_break in QUICKSORT_PASSES:  # each query's rows in the order given, then ranx's sort
+        keyed = keyed.sort("qidx", maintain_order=True)
+        qidx = keyed.get_column("qidx").to_numpy()
+        starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+        ranks = quicksort_ranks(starts, keyed.get_column("_key").to_numpy(), positions(starts, len(qidx)),
+                                QUICKSORT_PASSES[ordering.tie_break])
+        return ranks, qidx, keyed.drop("qidx", "_key")
     keyed = keyed.sort(["qidx", "_key", "doc_id"], descending=[False, True, ordering.tie_break == "doc_desc"],
                        maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()

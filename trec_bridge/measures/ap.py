@@ -27,4 +27,4 @@ def average_precision(r: Ranking, m, ctx) -> Values:
 
 register(Family("AP", average_precision, rational=True, needs_cutoff=False, params=frozenset({"rel"}),
                 description="average precision over all relevant judged documents",
-                tool_names={"trec_eval": ("map", "map_cut"), "ir_measures": "AP"}))
+                tool_names={"trec_eval": ("map", "map_cut"), "ir_measures": "AP", "ranx": "map"}))

@@ -117,7 +117,8 @@ NO_REL = ("nDCG has no rel parameter (in {token}): its gain is the grade whateve
 register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozenset({"gain", "gains"}),
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
                 defined=has_positive_gain, context=context,
-                tool_names={"trec_eval": ("ndcg", "ndcg_cut"), "ir_measures": "nDCG"},
+                tool_names={"trec_eval": ("ndcg", "ndcg_cut"), "ir_measures": "nDCG",
+                            "ranx": {"linear": "ndcg", "exp": "ndcg_burges"}},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
                 refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains},
                 check_params=one_gain))

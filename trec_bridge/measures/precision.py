@@ -14,4 +14,4 @@ def precision(r: Ranking, m, ctx) -> Values:
 
 register(Family("P", precision, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
                 description="precision at k: relevant in top k / k",
-                tool_names={"trec_eval": (None, "P"), "ir_measures": "P"}))
+                tool_names={"trec_eval": (None, "P"), "ir_measures": "P", "ranx": "precision"}))

@@ -12,4 +12,4 @@ def recall(r: Ranking, m, ctx) -> Values:
 
 register(Family("R", recall, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
                 description="recall at k: relevant in top k / all relevant judged",
-                tool_names={"trec_eval": (None, "recall"), "ir_measures": "R"}))
+                tool_names={"trec_eval": (None, "recall"), "ir_measures": "R", "ranx": "recall"}))

@@ -32,4 +32,4 @@ def cutoff_under(m, policy):
 # trec_eval: (name without cutoff, name with one); None: the tool takes no cutoff and ignores it
 register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}),
                 description="reciprocal rank of the first relevant document in the top k",
-                effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR"}))
+                effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR", "ranx": "mrr"}))

@@ -15,4 +15,4 @@ def success(r: Ranking, m, ctx) -> Values:
 
 register(Family("Success", success, rational=True, needs_cutoff=True, params=frozenset({"rel"}),
                 description="1 if a relevant document is in the top k, else 0",
-                tool_names={"trec_eval": (None, "success"), "ir_measures": "Success"}))
+                tool_names={"trec_eval": (None, "success"), "ir_measures": "Success", "ranx": "hit_rate"}))
