@@ -32,6 +32,7 @@ SLOW_FILES = frozenset({
     "test_memory_bound.py",
     "test_determinism.py",
     "test_reference_concurrency.py",
+    "test_ranx_ref.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
