@@ -29,6 +29,14 @@ AXES: tuple[Axis, ...] = (
     Axis("empty_rankings", "explicitly empty rankings",
          "an empty ranking is a record: the query ran and found nothing",
          {"invisible": "a TREC run file cannot hold an empty ranking, so the tool never sees the query"}),
+    Axis("identical_ids", "documents whose ID is the query's ID",
+         "scored like any other document",
+         {"drop": "removed from the ranking before scoring, the documents below move up (BEIR's "
+                  "EvaluateRetrieval.evaluate, ignore_identical_ids=True by default)"}),
+    Axis("relevance", "which judgments are relevant",
+         "a grade at or above the relevance threshold (a negative grade never)",
+         {"any_judgment": "every qrels line is relevant whatever its grade (MS MARCO's ms_marco_eval.py reads "
+                          "only the query and passage columns of the reference file)"}),
     Axis("no_relevant", "queries with no relevant document",
          "null, and out of every mean",
          {"zero": "scored 0 and counted in the mean"}),

@@ -47,6 +47,8 @@ class RankingBuilder:
 
     def add(self, run: Run) -> None:
         qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.lookup)
+        if self.ordering.drop_identical_ids and len(qidx):
+            qidx, counts, frame, keys, starts = _without_identical_ids(qidx, counts, frame, keys)
         if len(qidx) == 0:
             return
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
@@ -142,6 +144,21 @@ def _query_rows(run: Run, index: pl.DataFrame, lookup: _IndexLookup
     kept_lengths = lengths[indexed]
     kept_starts = np.cumsum(kept_lengths) - kept_lengths
     return qidx[keep], counts, frame.filter(pl.Series(keep)), run.pair_keys()[keep], kept_starts
+
+
+def _without_identical_ids(qidx: np.ndarray, counts: np.ndarray, frame: pl.DataFrame, keys: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray, np.ndarray | None]:
+    """The rows whose document ID is not their query's ID, renumbered 1..n per query (BEIR's
+    ``ignore_identical_ids``: such a document is removed from the results before pytrec_eval sees them)."""
+    keep = (frame.get_column("query_id") != frame.get_column("doc_id")).to_numpy()
+    if keep.all():
+        return qidx, counts, frame, keys, None
+    dropped = np.bincount(qidx[~keep], minlength=len(counts))
+    qidx, keys = qidx[keep], keys[keep]
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
+    frame = frame.filter(pl.Series(keep)).with_columns(rank=pl.Series(positions(starts, len(qidx)), dtype=pl.Int64))
+    contiguous = len(np.unique(qidx[starts])) == len(starts)
+    return qidx, counts - dropped, frame, keys, starts if contiguous else None
 
 
 def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: np.ndarray | None = None

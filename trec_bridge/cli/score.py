@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
     add_input_arguments(p)
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100"')
     p.add_argument("--policy", default="strict",
-                   help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
+                   help="strict (default), trec_eval, trec_eval_c, pytrec_eval, ir_measures, ranx, or a leaderboard "
+                        "script's rules: msmarco, beir (docs/policy.md)")
     p.add_argument("--json", metavar="OUT", help="write the JSON report here (atomically)")
     p.add_argument("--per-query", action="store_true", help="print a per-query table")
     rag = p.add_argument_group("RAG acceptance (docs/rag.md; strict policy only)")
@@ -66,7 +67,7 @@ def io(args):
                     outputs=[args.json, args.html], folders=[(args.png_dir, ["tiers.png"])])
 
 
-def _score_in_parts(dataset, args, measures, policy):
+def _score_in_parts(dataset, args, measures, policy, order: str):
     """Score a plain TREC run part by part (bounded memory); None when it must be read whole.
 
     Whole means: not a plain TREC file (JSON, gzip, a sidecar), or a query
@@ -81,7 +82,7 @@ def _score_in_parts(dataset, args, measures, policy):
     if is_json(args.run) or not can_read_in_parts(args.run):
         return None
     try:
-        parts = read_trec_run_parts(args.run, order=args.order, fingerprint=bool(args.json))
+        parts = read_trec_run_parts(args.run, order=order, fingerprint=bool(args.json))
         with closing(parts):  # closed at once on any exit
             return score_parts(dataset, parts, measures, policy, split=args.split)
     except QueryNotContiguous:
@@ -101,10 +102,12 @@ def run(args) -> int:
 
         plan = prepare_acceptance(options)
     measures = plan.measures if plan else parse_measures(args.measures)
+    from .. import references  # noqa: F401  (a reference tool's module registers its policy: --policy ranx)
+
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
-    result = _score_in_parts(loaded.dataset, args, measures, policy) if in_parts else None
+    result = _score_in_parts(loaded.dataset, args, measures, policy, loaded.order) if in_parts else None
     prepared = None
     if result is None:
         if loaded.run is None:
