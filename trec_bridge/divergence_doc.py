@@ -114,6 +114,26 @@ CASES: tuple[Case, ...] = (
          corpus=("a", "b")),
 )
 
+# The leaderboard scripts have no installable reference: their policies are shown against strict on the inputs of
+# golden/L1, whose figures are worked by hand from the scripts' lines (golden/L1/expected.json, "follows").
+LEADERBOARDS: tuple[tuple[str, Case], ...] = (
+    ("msmarco", Case("-", "MS MARCO's ms_marco_eval.py (`--policy msmarco`)",
+                     "The run is listed in its rank-column order (msmarco reads the rank column; the scores are "
+                     "never read). Passage 11 is judged 0, yet a reference line; query 2's relevant passage sits at "
+                     "rank 11; query 3 is not in the run; query 9 is not in the reference.",
+                     (("1", "10", 1), ("1", "11", 0), ("2", "20", 2), ("3", "30", 1)),
+                     (("1", _docs(("12", 1.0), ("11", 2.0), ("10", 3.0))),
+                      ("2", _docs(*((str(220 + i), 20.0 - i) for i in range(1, 11)), ("20", 99.0))),
+                      ("9", _docs(("10", 1.0)))), "RR@10")),
+    ("beir", Case("-", "BEIR's EvaluateRetrieval.evaluate (`--policy beir`) and R_cap@k",
+                  "The corpus holds the queries: q1 retrieves itself first, and its qrels judge it relevant. BEIR "
+                  "removes it (ignore_identical_ids=True) before pytrec_eval ranks the rest.",
+                  (("q1", "q1", 1), ("q1", "d1", 1), ("q1", "d2", 1), ("q1", "d3", 1), ("q2", "d5", 2),
+                   ("q2", "d6", 0)),
+                  (("q1", _docs(("q1", 10.0), ("d1", 9.0), ("d4", 8.0), ("d2", 7.0))),
+                   ("q2", _docs(("d6", 5.0), ("d5", 4.0)))), "R@2 R_cap@2 P@2 nDCG@2")),
+)
+
 LIMITS: tuple[Case, ...] = (
     Case("-", "a query whose judgments are all negative",
          "trec_eval 9's form_res_rels.c sizes its grade counts by the query's top grade: on such a query it exits 4, "
@@ -319,6 +339,30 @@ def tool_versions() -> dict[str, str]:
     return out
 
 
+def leaderboard_section() -> str:
+    """Each leaderboard policy against strict on its case: the means and the walk's parts by axis."""
+    from .reconcile import Rescorer, mean_parts, walk_axes
+    from .scorer import prepare
+
+    out = ["## Leaderboard scripts", "",
+           "No installable reference: the policies follow the scripts' published code, and golden/L1 works these "
+           "figures by hand, each with the line of the script it follows. *policy* is our scorer under the named "
+           "policy; the last column splits strict − policy over the axes, as the cross-check does.", ""]
+    for name, case in LEADERBOARDS:
+        policy = POLICIES[name]
+        measures = parse_measures(case.measures)
+        lines = [f"### {case.title}", "", case.note, "", f"{policy.description}.", ""] + _case_input(case)
+        prepared = prepare(case.dataset(), case.run(), duplicates=policy.duplicates)
+        walk = walk_axes(Rescorer(prepared, measures), policy)
+        lines += ["", f"| measure | strict | `{name}` | strict − {name}, by axis |", "|---|---|---|---|"]
+        for m in measures:
+            strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
+            parts = _parts_text([p.to_json() for p in mean_parts(walk, str(m))])
+            lines.append(f"| `{m}` | {_num(strict.value)} | {_num(final.value)} | {parts} |")
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
 def generate() -> str:
     versions = tool_versions()
     seen = ", ".join(f"{t} {versions[t]}" for t in references.names() if t in versions) or "none"
@@ -332,6 +376,7 @@ def generate() -> str:
     axis_order = [a.field for a in AXES]
     for case in sorted(CASES, key=lambda c: axis_order.index(c.axis)):
         parts.append(case_section(case, versions))
+    parts.append(leaderboard_section())
     parts += ["## Inputs the reference tools cannot take", ""]
     for case in LIMITS:
         parts.append(case_section(case, versions))
