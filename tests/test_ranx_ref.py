@@ -101,7 +101,8 @@ def test_missing_and_no_relevant_queries_score_zero_and_count():
     t = check([("q1", "a", 1), ("q2", "b", 1), ("q3", "c", 0)],
               [("q1", (("a", 2.0),)), ("q3", (("c", 1.0),)), ("q9", (("a", 1.0),))], "RR P@1")
     assert t.aggregates["RR"]["reference"] == pytest.approx(1 / 3)
-    assert t.aggregates["RR"]["strict"] is not None and {p["axis"] for p in t.aggregates["RR"]["parts"]} >= {"query_set"}
+    # strict (qrels define the set): q2 missing also scores 0, q3 is null: (1 + 0) / 2; only no_relevant differs
+    assert t.aggregates["RR"]["strict"] == 0.5 and [p["axis"] for p in t.aggregates["RR"]["parts"]] == ["no_relevant"]
     assert set(t.reference.per_query["RR"]) == {"q1", "q2", "q3"}  # q9 (run only) is dropped
 
 
