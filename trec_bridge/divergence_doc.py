@@ -75,6 +75,13 @@ CASES: tuple[Case, ...] = (
     Case("empty_rankings", "an explicit empty ranking",
          "The run records that q2 ran and found nothing (possible in a JSON run, not in a TREC file).",
          (("q1", "a", 1), ("q2", "b", 1)), (("q1", _docs(("a", 1.0))), ("q2", ())), "AP P@1"),
+    Case("identical_ids", "a ranked document whose ID is the query's",
+         "The corpus holds the queries (BEIR's quora, arguana): q1 retrieves itself first, and its qrels judge "
+         "it relevant. No reference tool removes it; BEIR's evaluate does, before pytrec_eval ranks the rest.",
+         (("q1", "q1", 1), ("q1", "a", 1)), (("q1", _docs(("q1", 2.0), ("x", 1.5), ("a", 1.0))),), "RR@2 P@2"),
+    Case("relevance", "a judgment of grade 0",
+         "Passage b is judged 0 and ranked first. MS MARCO's script counts every reference line as relevant.",
+         (("q1", "a", 1), ("q1", "b", 0)), (("q1", _docs(("b", 2.0), ("a", 1.0))),), "RR@10"),
     Case("no_relevant", "a judged query with no relevant document",
          "q2 is judged, but only with grade 0.",
          (("q1", "a", 1), ("q2", "b", 0)), (("q1", _docs(("a", 1.0))), ("q2", _docs(("b", 1.0)))), "AP nDCG@5"),
@@ -98,7 +105,8 @@ CASES: tuple[Case, ...] = (
          (("q1", _docs(("a", 3.0), ("b", 2.0), ("c", 1.0))),), "nDCG@3 nDCG(gain=exp)@3"),
     Case("ndcg_gain_floor", "the relevance threshold and nDCG",
          "Threshold 2 (trec_eval -l2): P counts b only, while nDCG's gains do not depend on the threshold "
-         "(a, grade 1, still earns gain), in the strict policy as in every tool.",
+         "(a, grade 1, still earns gain), in the strict policy as in trec_eval, pytrec_eval and ir_measures; "
+         "ranx's -l2 drops a from the qrels before nDCG.",
          (("q1", "a", 1), ("q1", "b", 2)), (("q1", _docs(("a", 2.0), ("b", 1.0))),), "nDCG@2 P@1",
          threshold=2),
     Case("duplicates", "a document twice in one ranking",
@@ -322,7 +330,32 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
         lines += _live_rejected(case, exc, versions)
     else:
         lines += _live_crosscheck(case, versions)
+        lines += _script_walks(case)
     return "\n".join(lines) + "\n"
+
+
+def _script_walks(case: Case) -> list[str]:
+    """The named policies that differ on the case's axis and emulate no tool (the leaderboard scripts): strict
+    walked to each, since no tool can be run for them."""
+    from .reconcile import Rescorer, mean_parts, walk_axes
+    from .scorer import prepare
+
+    tools = {p.name for name in references.names() for p in references.TOOLS[name].policies()}
+    scripts = [POLICIES[n] for n in differing_policies(case.axis) if n not in tools] if case.axis != "-" else []
+    if not scripts:
+        return []
+    measures = parse_measures(case.measures)
+    lines = ["", "| script policy | measure | strict | policy | strict − policy, by axis |", "|---|---|---|---|---|"]
+    for policy in scripts:
+        if policy.families is not None and any(m.family not in policy.families for m in measures):
+            continue
+        prepared = prepare(case.dataset(), case.run(), duplicates=policy.duplicates)
+        walk = walk_axes(Rescorer(prepared, measures), policy)
+        for m in measures:
+            strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
+            parts = _parts_text([p.to_json() for p in mean_parts(walk, str(m))])
+            lines.append(f"| {policy.name} | `{m}` | {_num(strict.value)} | {_num(final.value)} | {parts} |")
+    return lines
 
 
 def differing_policies(field: str) -> list[str]:

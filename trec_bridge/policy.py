@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+from .axes import AXES
 from .errors import UsageError
 from .measures.base import Measure
 from .messages import quote
@@ -178,6 +179,11 @@ BEIR = PYTREC_EVAL.with_axis(
     measure_orderings=tuple((family, True, Ordering(tie_break="doc_desc", precision="float64"))
                             for family in ("RR", "Success", "R_cap")),
 )
+
+AXIS_REASONS = {a.field: a.reasons for a in AXES}
+AXIS_REASONS["measure_orderings"].setdefault(
+    BEIR.measure_orderings, "BEIR's evaluate_custom (MRR@k, R_cap@k, Accuracy@k) sorts the results dict by double "
+    "score with Python's stable sort, so ties keep the dict's order, not pytrec_eval's float32 / docno order")
 
 # The named policies: strict, then each registered tool's (references/registry.py adds a new tool's own).
 POLICIES: dict[str, Policy] = {p.name: p for p in (STRICT, TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES,
