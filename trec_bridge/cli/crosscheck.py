@@ -41,8 +41,8 @@ def add_parser(sub) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_arguments(p)
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP"')
-    p.add_argument("--against", help="comma-separated reference tools (default: every registered one, "
-                   "see `trec-bridge tools which`)")
+    p.add_argument("--against", help="comma-separated reference tools (default: trec_eval, pytrec_eval and "
+                   "ir_measures; ranx only when named, see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     p.add_argument("--json", metavar="OUT", help="write the full cross-check report here")
     p.add_argument("--repro-dir", metavar="DIR", default="trec-bridge-repro",
@@ -52,7 +52,9 @@ def add_parser(sub) -> None:
 
 
 def _against(args) -> str:
-    return ",".join(TOOLS) if args.against is None else args.against
+    from ..references import default_names
+
+    return ",".join(default_names()) if args.against is None else args.against
 
 
 def io(args):

@@ -12,7 +12,7 @@ from .trec_eval import TrecEval, find_binary  # noqa: I001  (registration order)
 from .pytrec_eval_ref import PytrecEval
 from .ir_measures_ref import IrMeasures
 from .ranx_ref import Ranx
-from .registry import TOOLS, Tool, get, names, policy_for, register, unregister
+from .registry import TOOLS, Tool, default_names, get, names, policy_for, register, unregister
 
 
 def all_references() -> list[Reference]:
@@ -20,4 +20,4 @@ def all_references() -> list[Reference]:
 
 
 __all__ = ["IrMeasures", "Options", "PytrecEval", "Ranx", "Reference", "ReferenceResult", "TOOLS", "Tool", "TrecEval",
-           "all_references", "find_binary", "get", "names", "policy_for", "register", "unregister"]
+           "all_references", "default_names", "find_binary", "get", "names", "policy_for", "register", "unregister"]

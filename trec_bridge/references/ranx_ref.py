@@ -162,7 +162,7 @@ def _evaluate(qd: dict, rd: dict, metrics: dict[str, str], names: list[str],
     return result
 
 
-register(Tool("ranx", Ranx, RANX, reasons={
+register(Tool("ranx", Ranx, RANX, by_default=False, reasons={
     ("ordering", RANX_ORDER):
         "ranx sorts each ranking by np.argsort of the negated double scores inside numba, an unstable quicksort, "
         "and make_comparable sorts it again: tied documents of a ranking longer than 15 come out in an order set by "
