@@ -64,7 +64,7 @@ def unregister(name: str) -> None:
 
 
 def names() -> list[str]:
-    """Every registered tool, in registration order (the default of ``crosscheck --against``)."""
+    """Every registered tool, in registration order (``default_names``: the ones crosscheck runs unasked)."""
     return list(TOOLS)
 
 
