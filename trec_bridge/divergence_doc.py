@@ -337,8 +337,7 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
 def _script_walks(case: Case) -> list[str]:
     """The named policies that differ on the case's axis and emulate no tool (the leaderboard scripts): strict
     walked to each, since no tool can be run for them."""
-    from .reconcile import Rescorer, mean_parts, walk_axes
-    from .scorer import prepare
+    from .reconcile import mean_parts, policy_walk
 
     tools = {p.name for name in references.names() for p in references.TOOLS[name].policies()}
     scripts = [POLICIES[n] for n in differing_policies(case.axis) if n not in tools] if case.axis != "-" else []
@@ -349,8 +348,7 @@ def _script_walks(case: Case) -> list[str]:
     for policy in scripts:
         if policy.families is not None and any(m.family not in policy.families for m in measures):
             continue
-        prepared = prepare(case.dataset(), case.run(), duplicates=policy.duplicates)
-        walk = walk_axes(Rescorer(prepared, measures), policy)
+        walk = policy_walk(case.dataset(), case.run(), measures, policy)
         for m in measures:
             strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
             parts = _parts_text([p.to_json() for p in mean_parts(walk, str(m))])
@@ -374,8 +372,7 @@ def tool_versions() -> dict[str, str]:
 
 def leaderboard_section() -> str:
     """Each leaderboard policy against strict on its case: the means and the walk's parts by axis."""
-    from .reconcile import Rescorer, mean_parts, walk_axes
-    from .scorer import prepare
+    from .reconcile import mean_parts, policy_walk
 
     out = ["## Leaderboard scripts", "",
            "No installable reference: the policies follow the scripts' published code, and golden/L1 works these "
@@ -385,8 +382,7 @@ def leaderboard_section() -> str:
         policy = POLICIES[name]
         measures = parse_measures(case.measures)
         lines = [f"### {case.title}", "", case.note, "", f"{policy.description}.", ""] + _case_input(case)
-        prepared = prepare(case.dataset(), case.run(), duplicates=policy.duplicates)
-        walk = walk_axes(Rescorer(prepared, measures), policy)
+        walk = policy_walk(case.dataset(), case.run(), measures, policy)
         lines += ["", f"| measure | strict | `{name}` | strict − {name}, by axis |", "|---|---|---|---|"]
         for m in measures:
             strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
