@@ -47,6 +47,7 @@ SLOW_FILES = frozenset({
     "test_check_metric.py",
     "test_explain.py",
     "test_irm_families_hypothesis.py",
+    "test_ranx_ref.py",
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
@@ -61,6 +62,7 @@ SLOW_TESTS = frozenset({
     "test_irds.py::test_dl19_judged_offline",
     "test_irds.py::test_missing_file_fails_fast_with_the_expected_path",
     "test_export.py::test_ranx_itself_reads_our_order",
+    "test_emulation_fidelity.py::test_policy_ranx_refuses_exactly_what_ranx_does_not_print",
     "test_report_schema.py::test_mutated_reports_never_crash_compare",
     "test_report_schema.py::test_fast_row_checks_agree_with_jsonschema",
     "test_sidecar_roundtrip.py::test_write_then_read_is_the_identity",

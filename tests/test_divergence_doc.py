@@ -64,12 +64,18 @@ def test_every_axis_has_a_live_case(generated):
 
 
 def test_strict_ndcg_agrees_with_every_tool_by_default(generated):
-    """A plain nDCG is the tools' (linear gain, threshold ignored); exponential gain only by name."""
-    assert not divergence_doc.differing_policies("gain") and not divergence_doc.differing_policies("ndcg_gain_floor")
+    """A plain nDCG is the tools' (linear gain, threshold ignored); exponential gain only by name.  ranx alone
+    lets its -lN limit nDCG's gains (its policy's ndcg_gain_floor), and the walk says so."""
+    assert not divergence_doc.differing_policies("gain")
+    assert divergence_doc.differing_policies("ndcg_gain_floor") == ["ranx"]
     for axis in ("gain", "ndcg_gain_floor"):
         section = generated.split(f"### `{axis}`:")[1].split("\n### ")[0]
         rows = [line for line in section.splitlines() if line.startswith("| ") and "`nDCG@" in line]
-        assert rows and all(" | yes | — |" in line for line in rows), (axis, rows)
+        others = [line for line in rows if not line.startswith("| ranx ")]
+        assert others and all(" | yes | — |" in line for line in others), (axis, rows)
+        ranx_rows = [line for line in rows if line.startswith("| ranx ")]
+        if axis == "ndcg_gain_floor" and ranx_rows:
+            assert all(" | yes | ndcg_gain_floor " in line for line in ranx_rows), ranx_rows
 
 
 def test_every_policy_value_has_a_reason():

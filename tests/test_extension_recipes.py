@@ -150,7 +150,7 @@ def test_unregistering_leaves_the_package_as_shipped(toys):
     unregister("RelHits")
     assert "toy_eval" not in references.names() and "toy_eval" not in POLICIES and "RelHits" not in FAMILIES
     assert PYTHON_SORT_ORDER not in next(a for a in AXES if a.field == "ordering").reasons
-    assert references.names() == ["trec_eval", "pytrec_eval", "ir_measures"]
+    assert references.names() == ["trec_eval", "pytrec_eval", "ir_measures", "ranx"]
 
 
 def _toy_run(doc: dict, file: str, chunks: bool):

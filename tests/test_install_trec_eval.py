@@ -117,7 +117,7 @@ def test_cli_help_and_install(tmp_path, linux, capsys, monkeypatch):
 def test_cli_which_lists_the_tools(capsys):
     assert main(["tools", "which", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["tool"] for r in rows] == ["trec_eval", "pytrec_eval", "ir_measures"]
+    assert [r["tool"] for r in rows] == ["trec_eval", "pytrec_eval", "ir_measures", "ranx"]
 
 
 # ------------------------------------------------------------------ nothing unverified is run or installed

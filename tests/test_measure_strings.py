@@ -61,7 +61,7 @@ def test_a_repeat_is_dropped_and_said(typed, kept, note):
 
 @pytest.mark.parametrize("typed,suggestion", [
     ("nDGC@10", "did you mean nDCG@10"), ("mrrr@10", "did you mean MRR@10"), ("succes@1", "did you mean Success@1?"),
-    ("Recal@100", "did you mean Recall@100?"),  # P_10 and ndcg_cut_10 are trec_eval's names now (issue 17 §2)
+    ("Recal@100", "did you mean Recall@100"),  # P_10 and ndcg_cut_10 are trec_eval's names now (issue 17 §2)
     ("nDGC(dcg=exp-log2)@5", "did you mean nDCG(dcg=exp-log2)@5"),
 ])
 def test_an_unknown_name_gets_the_closest_spelling(typed, suggestion):

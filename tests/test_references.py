@@ -272,7 +272,7 @@ def test_ir_measures_never_routes_to_ranx(monkeypatch):
 def test_registry():
     assert get("pytrec_eval").name == "pytrec_eval"
     with pytest.raises(Exception, match="unknown reference tool"):
-        get("ranx")
+        get("no_such_tool")
 
 
 @needs_trec_eval

@@ -245,8 +245,9 @@ def explain(qrels: Any, run: Any, theirs: Any, measures: Any = None, *, rel: int
     column too.
 
     >>> ex = explain({"q1": {"a": 1}}, {"q1": {"a": 1.0, "b": 1.0}}, {"RR": {"q1": 1.0}})
-    >>> ex.explained, ex.best("RR")[0]  # a dict run breaks ties by document ID descending: b, then a
-    (True, {'tool': 'strict', 'differs': {'tie_break': 'doc_asc'}})
+    >>> ex.explained, ex.best("RR")  # strict breaks the tie by document ID descending (b, then a: RR 0.5); ranx
+    (True, [{'tool': 'ranx', 'differs': {}}])
+    >>> # keeps a short tie in the order given (a, then b: RR 1), so their figure is ranx's, no axis changed
     """
     from converters.theirs import read_theirs
 

@@ -23,7 +23,8 @@ AXES: tuple[Axis, ...] = (
          "the dataset's query set, fixed before scoring",
          {"run_and_judged": "only queries in both the run and the qrels are averaged; a missing query is dropped "
                             "from the mean instead of scoring 0 (trec_eval 9 without -c, pytrec_eval)",
-          "judged": "every judged query is averaged and a missing one scores 0 (trec_eval -c, ir_measures); "
+          "judged": "every judged query is averaged and a missing one scores 0 (trec_eval -c, ir_measures, "
+                    "ranx with make_comparable); "
                     "queries the dataset lists without judgments are not seen"}),
     Axis("empty_rankings", "explicitly empty rankings",
          "an empty ranking is a record: the query ran and found nothing",
@@ -32,6 +33,14 @@ AXES: tuple[Axis, ...] = (
          "what an empty ranking scores: 0, except the counts that do not depend on the run (NumQ 1, NumRel the "
          "query's relevant documents; trec_eval -c counts them so too)",
          {"zero": "0 in every measure, NumQ and NumRel included (ir_measures fills a missing query with 0)"}),
+    Axis("identical_ids", "documents whose ID is the query's ID",
+         "scored like any other document",
+         {"drop": "removed from the ranking before scoring, the documents below move up (BEIR's "
+                  "EvaluateRetrieval.evaluate, ignore_identical_ids=True by default)"}),
+    Axis("relevance", "which judgments are relevant",
+         "a grade at or above the relevance threshold (a negative grade never)",
+         {"any_judgment": "every qrels line is relevant whatever its grade (MS MARCO's ms_marco_eval.py reads "
+                          "only the query and passage columns of the reference file)"}),
     Axis("no_relevant", "queries with no relevant document",
          "null, and out of every mean",
          {"zero": "scored 0 and counted in the mean"}),
@@ -56,7 +65,8 @@ AXES: tuple[Axis, ...] = (
          {"exp": "exponential gain 2^grade - 1 for a plain nDCG"}),
     Axis("ndcg_gain_floor", "grades that earn nDCG gain",
          "every grade > 0; the relevance threshold does not touch nDCG (trec_eval ignores -l for ndcg)",
-         {"threshold": "only grades at or above the relevance threshold earn gain and enter the ideal"}),
+         {"threshold": "only grades at or above the relevance threshold earn gain and enter the ideal (ranx's -lN "
+                       "drops lower grades from the qrels before nDCG)"}),
     Axis("duplicates", "duplicate documents in a ranking",
          "rejected",
          {"last_wins": "the last line silently wins",

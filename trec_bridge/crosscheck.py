@@ -82,17 +82,18 @@ class CrosscheckResult:
 
 
 def tools_asked(against: str | Iterable[str] | None) -> list[str]:
-    """The reference tools a cross-check runs: ``against`` as "a,b" or a list; None: every registered tool.
+    """The reference tools a cross-check runs: ``against`` as "a,b" or a list; None: the tools run by default
+    (every registered tool but those asked for by name only, such as ranx: ``references.default_names``).
 
     An unknown name (or none at all) is E_USAGE, naming the registered ones.
     """
     from .errors import UsageError
     from .messages import quote
-    from .references import names
+    from .references import default_names, names
 
     registered = list(names())
     if against is None:
-        return registered
+        return default_names()
     asked = [t.strip() for t in (against.split(",") if isinstance(against, str) else against) if t.strip()]
     if not asked or any(t not in registered for t in asked):
         given = against if isinstance(against, str) else ",".join(against)

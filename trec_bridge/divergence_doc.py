@@ -79,6 +79,13 @@ CASES: tuple[Case, ...] = (
          "q2 is judged (one relevant document) but the run has no ranking for it. It is still a query with one "
          "relevant document; ir_measures scores it 0 in every measure.",
          (("q1", "a", 1), ("q2", "b", 1)), (("q1", _docs(("a", 1.0))),), "NumQ NumRel"),
+    Case("identical_ids", "a ranked document whose ID is the query's",
+         "The corpus holds the queries (BEIR's quora, arguana): q1 retrieves itself first, and its qrels judge "
+         "it relevant. No reference tool removes it; BEIR's evaluate does, before pytrec_eval ranks the rest.",
+         (("q1", "q1", 1), ("q1", "a", 1)), (("q1", _docs(("q1", 2.0), ("x", 1.5), ("a", 1.0))),), "RR@2 P@2"),
+    Case("relevance", "a judgment of grade 0",
+         "Passage b is judged 0 and ranked first. MS MARCO's script counts every reference line as relevant.",
+         (("q1", "a", 1), ("q1", "b", 0)), (("q1", _docs(("b", 2.0), ("a", 1.0))),), "RR@10"),
     Case("no_relevant", "a judged query with no relevant document",
          "q2 is judged, but only with grade 0.",
          (("q1", "a", 1), ("q2", "b", 0)), (("q1", _docs(("a", 1.0))), ("q2", _docs(("b", 1.0)))), "AP nDCG@5"),
@@ -109,7 +116,8 @@ CASES: tuple[Case, ...] = (
          (("q1", _docs(("a", 3.0), ("b", 2.0), ("c", 1.0))),), "nDCG@3 nDCG(gain=exp)@3"),
     Case("ndcg_gain_floor", "the relevance threshold and nDCG",
          "Threshold 2 (trec_eval -l2): P counts b only, while nDCG's gains do not depend on the threshold "
-         "(a, grade 1, still earns gain), in the strict policy as in every tool.",
+         "(a, grade 1, still earns gain), in the strict policy as in trec_eval, pytrec_eval and ir_measures; "
+         "ranx's -l2 drops a from the qrels before nDCG.",
          (("q1", "a", 1), ("q1", "b", 2)), (("q1", _docs(("a", 2.0), ("b", 1.0))),), "nDCG@2 P@1",
          threshold=2),
     Case("duplicates", "a document twice in one ranking",
@@ -123,6 +131,26 @@ CASES: tuple[Case, ...] = (
          "The corpus is {a, b}; the run ranks x first.",
          (("q1", "a", 1), ("q1", "b", 0)), (("q1", _docs(("x", 2.0), ("a", 1.0))),), "RR", queries=("q1",),
          corpus=("a", "b")),
+)
+
+# The leaderboard scripts have no installable reference: their policies are shown against strict on the inputs of
+# golden/L1, whose figures are worked by hand from the scripts' lines (golden/L1/expected.json, "follows").
+LEADERBOARDS: tuple[tuple[str, Case], ...] = (
+    ("msmarco", Case("-", "MS MARCO's ms_marco_eval.py (`--policy msmarco`)",
+                     "The run is listed in its rank-column order (msmarco reads the rank column; the scores are "
+                     "never read). Passage 11 is judged 0, yet a reference line; query 2's relevant passage sits at "
+                     "rank 11; query 3 is not in the run; query 9 is not in the reference.",
+                     (("1", "10", 1), ("1", "11", 0), ("2", "20", 2), ("3", "30", 1)),
+                     (("1", _docs(("12", 1.0), ("11", 2.0), ("10", 3.0))),
+                      ("2", _docs(*((str(220 + i), 20.0 - i) for i in range(1, 11)), ("20", 99.0))),
+                      ("9", _docs(("10", 1.0)))), "RR@10")),
+    ("beir", Case("-", "BEIR's EvaluateRetrieval.evaluate (`--policy beir`) and R_cap@k",
+                  "The corpus holds the queries: q1 retrieves itself first, and its qrels judge it relevant. BEIR "
+                  "removes it (ignore_identical_ids=True) before pytrec_eval ranks the rest.",
+                  (("q1", "q1", 1), ("q1", "d1", 1), ("q1", "d2", 1), ("q1", "d3", 1), ("q2", "d5", 2),
+                   ("q2", "d6", 0)),
+                  (("q1", _docs(("q1", 10.0), ("d1", 9.0), ("d4", 8.0), ("d2", 7.0))),
+                   ("q2", _docs(("d6", 5.0), ("d5", 4.0)))), "R@2 R_cap@2 P@2 nDCG@2")),
 )
 
 LIMITS: tuple[Case, ...] = (
@@ -149,6 +177,8 @@ def _value_text(axis: Axis, value) -> str:
             return "as given" + ("" if value.precision == "float64" else f" ({value.precision})")
         if value.tie_break == "input":
             return f"{value.precision}, ties in the run's order"
+        if value.tie_break.startswith("quicksort"):
+            return f"{value.precision}, ties by numba's quicksort" + (" (twice)" if value.tie_break.endswith("twice") else "")
         return f"{value.precision}, ties docno {value.tie_break.removeprefix('doc_')}"
     if axis.field == "measure_orderings":
         if not value:
@@ -315,7 +345,30 @@ def case_section(case: Case, versions: dict[str, str], level: str = "###") -> st
         lines += _live_rejected(case, exc, versions)
     else:
         lines += _live_crosscheck(case, versions)
+        lines += _script_walks(case)
     return "\n".join(lines) + "\n"
+
+
+def _script_walks(case: Case) -> list[str]:
+    """The named policies that differ on the case's axis and emulate no tool (the leaderboard scripts): strict
+    walked to each, since no tool can be run for them."""
+    from .reconcile import mean_parts, policy_walk
+
+    tools = {p.name for name in references.names() for p in references.TOOLS[name].policies()}
+    scripts = [POLICIES[n] for n in differing_policies(case.axis) if n not in tools] if case.axis != "-" else []
+    if not scripts:
+        return []
+    measures = parse_measures(case.measures)
+    lines = ["", "| script policy | measure | strict | policy | strict − policy, by axis |", "|---|---|---|---|---|"]
+    for policy in scripts:
+        if policy.families is not None and any(m.family not in policy.families for m in measures):
+            continue
+        walk = policy_walk(case.dataset(), case.run(), measures, policy)
+        for m in measures:
+            strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
+            parts = _parts_text([p.to_json() for p in mean_parts(walk, str(m))])
+            lines.append(f"| {policy.name} | `{m}` | {_num(strict.value)} | {_num(final.value)} | {parts} |")
+    return lines
 
 
 def differing_policies(field: str) -> list[str]:
@@ -332,6 +385,28 @@ def tool_versions() -> dict[str, str]:
     return out
 
 
+def leaderboard_section() -> str:
+    """Each leaderboard policy against strict on its case: the means and the walk's parts by axis."""
+    from .reconcile import mean_parts, policy_walk
+
+    out = ["## Leaderboard scripts", "",
+           "No installable reference: the policies follow the scripts' published code, and golden/L1 works these "
+           "figures by hand, each with the line of the script it follows. *policy* is our scorer under the named "
+           "policy; the last column splits strict − policy over the axes, as the cross-check does.", ""]
+    for name, case in LEADERBOARDS:
+        policy = POLICIES[name]
+        measures = parse_measures(case.measures)
+        lines = [f"### {case.title}", "", case.note, "", f"{policy.description}.", ""] + _case_input(case)
+        walk = policy_walk(case.dataset(), case.run(), measures, policy)
+        lines += ["", f"| measure | strict | `{name}` | strict − {name}, by axis |", "|---|---|---|---|"]
+        for m in measures:
+            strict, final = walk.strict.means[str(m)], walk.final.means[str(m)]
+            parts = _parts_text([p.to_json() for p in mean_parts(walk, str(m))])
+            lines.append(f"| `{m}` | {_num(strict.value)} | {_num(final.value)} | {parts} |")
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
 def generate() -> str:
     versions = tool_versions()
     seen = ", ".join(f"{t} {versions[t]}" for t in references.names() if t in versions) or "none"
@@ -345,6 +420,7 @@ def generate() -> str:
     axis_order = [a.field for a in AXES]
     for case in sorted(CASES, key=lambda c: axis_order.index(c.axis)):
         parts.append(case_section(case, versions))
+    parts.append(leaderboard_section())
     parts += ["## Inputs the reference tools cannot take", ""]
     for case in LIMITS:
         parts.append(case_section(case, versions))

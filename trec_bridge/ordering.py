@@ -12,6 +12,9 @@
   byte order; ``in_trec_order`` tells which rows already follow it.
 * **Misordered queries**: the rows of the queries a policy's order would
   re-sort (score rises, or a tie breaks against its document order).
+* **ranx's order**: numba's ``np.argsort`` (an unstable quicksort) of the
+  negated scores in the order the rows are handed over, which moves tied
+  rows of rankings longer than 15 (``quicksort_order``).
 
 A leaf module at run time (numpy and polars; ``policy`` only for type
 hints), so ``model``, ``ranking``, the converters and the references can all
@@ -180,3 +183,106 @@ def rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Seri
 def _inside_a_query(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The rows that are not the first of their query (so compared above with a row of the same query)."""
     return rows[starts[np.searchsorted(starts, rows, side="right") - 1] != rows]
+
+
+# ---------------------------------------------------------------- ranx's order (numba's quicksort)
+
+SMALL_SORT = 15  # numba sorts a range of this many rows or fewer by insertion (stable); longer ones are partitioned
+
+
+def quicksort_order(keys: list) -> list[int]:
+    """Positions of ``keys`` in ascending order as numba's ``np.argsort`` (kind ``quicksort``) returns them.
+
+    ranx ranks a query's documents by ``np.argsort`` of the negated scores
+    inside a numba function (ranx/data_structures/common.py,
+    ``sort_dict_by_value``), whose default kind is numba's own quicksort
+    (numba/misc/quicksort.py): ranges of 16 or more positions are split
+    around the median of their first, middle and last keys (the pivot parked
+    at the end, scanned from both ends with swaps on keys equal to it), the
+    larger side kept for later; shorter ranges are finished by insertion sort.
+    It is not stable, so which of several tied documents comes first depends
+    on every key of the ranking: reproducing ranx's ties means running the
+    same steps, which this does (checked against ranx in tests/test_ranx_ref.py).
+    """
+    order = list(range(len(keys)))
+    pending = [(0, len(keys) - 1)]
+    while pending:
+        low, high = pending.pop()
+        while high - low >= SMALL_SORT:
+            split = _partition(keys, order, low, high)
+            if high - split > split - low:  # keep the smaller side, park the larger one
+                if high > split:
+                    pending.append((split + 1, high))
+                high = split - 1
+            else:
+                if split > low:
+                    pending.append((low, split - 1))
+                low = split + 1
+        _insertion_sort(keys, order, low, high)
+    return order
+
+
+def _insertion_sort(keys: list, order: list[int], low: int, high: int) -> None:
+    for i in range(low + 1, high + 1):
+        moving = order[i]
+        key = keys[moving]
+        j = i
+        while j > low and key < keys[order[j - 1]]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = moving
+
+
+def _partition(keys: list, order: list[int], low: int, high: int) -> int:
+    """Split ``order[low..high]`` around the median of three; returns where the pivot ends."""
+    mid = (low + high) >> 1
+    for a, b in ((low, mid), (mid, high), (low, mid)):  # sort the three candidates in place
+        if keys[order[b]] < keys[order[a]]:
+            order[a], order[b] = order[b], order[a]
+    pivot = keys[order[mid]]
+    order[high], order[mid] = order[mid], order[high]
+    i, j = low, high - 1
+    while True:
+        while i < high and keys[order[i]] < pivot:
+            i += 1
+        while j >= low and pivot < keys[order[j]]:
+            j -= 1
+        if i >= j:
+            break
+        order[i], order[j] = order[j], order[i]
+        i, j = i + 1, j - 1
+    order[i], order[high] = order[high], order[i]
+    return i
+
+
+QUICKSORT_PASSES = {"quicksort": 1, "quicksort_twice": 2}  # Ordering.tie_break -> times the ranking is sorted
+
+
+def quicksort_ranks(starts: np.ndarray, key: np.ndarray, rank: np.ndarray, passes: int = 1) -> np.ndarray:
+    """Each row's rank in ranx's order: per query (contiguous rows from ``starts``), ``quicksort_order`` of -key,
+    ``passes`` times (ranx's ``Run()`` sorts each ranking, and ``make_comparable`` sorts the sorted one again,
+    which moves ties once more).
+
+    Only queries that can move are sorted: a score that rises, or a tie in
+    a ranking longer than ``SMALL_SORT`` (a shorter one is insertion-sorted,
+    which keeps ties in the given order); usually none or a handful.
+    """
+    n = len(key)
+    ends = np.append(starts[1:], n)
+    step = np.r_[False, key[1:] >= key[:-1]]
+    step[starts] = False
+    rises = np.r_[False, key[1:] > key[:-1]]
+    rises[starts] = False
+    long_enough = np.repeat(ends - starts > SMALL_SORT, ends - starts)
+    moving = np.flatnonzero(rises | (step & long_enough))
+    if len(moving) == 0:
+        return rank
+    new_rank = rank.copy()
+    for block in np.unique(np.searchsorted(starts, moving, side="right") - 1).tolist():
+        a, b = int(starts[block]), int(ends[block])
+        order = list(range(b - a))
+        keys = (-key[a:b]).tolist()
+        for _ in range(passes):
+            order = [order[i] for i in quicksort_order([keys[i] for i in order])]
+        new_rank[a + np.asarray(order, dtype=np.int64)] = np.arange(1, b - a + 1)
+    return new_rank

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+from .axes import AXES
 from .errors import UsageError
 from .measures.base import Measure
 from .messages import quote
@@ -23,11 +24,18 @@ class Ordering:
 
     ``given`` keeps the order the reader decided (JSON list order, or the
     TREC reader's score/rank order); otherwise rows are re-sorted by score at
-    ``precision`` with ties broken by document ID bytes.
+    ``precision`` with ties broken by document ID bytes, or as ranx breaks
+    them: numba's unstable quicksort of the rows in the given order, once
+    (``quicksort``: ranx's ``Run()``) or twice (``quicksort_twice``:
+    ``make_comparable`` sorts the sorted ranking again; ``ordering.quicksort_order``).
     """
 
-    tie_break: Literal["given", "doc_desc", "doc_asc", "input"] = "given"  # input: ties in the run's row order
+    # input: ties in the run's row order; quicksort(_twice): ranx's numba argsort, once or twice
+    tie_break: Literal["given", "doc_desc", "doc_asc", "input", "quicksort", "quicksort_twice"] = "given"
     precision: Literal["float64", "float32"] = "float64"
+    # a ranked document whose ID is its query's is taken out before positions are counted (BEIR); set from
+    # ``Policy.identical_ids`` by ``Policy.ordering_for``, so that the rankings are built once per such reading
+    drop_identical_ids: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,16 @@ class Policy:
     # Per-family printed precision: (family, decimals) where the tool hands over per-query values printed to that many
     # decimals (ir_measures' gdeval provider prints ERR with 5), so the policy rounds each query's value the same way.
     printed_digits: tuple[tuple[str, int], ...] = field(default=())
+    # Which judgments are relevant: a grade at or above the threshold (never a negative one), or every judgment
+    # whatever its grade (MS MARCO's script reads only the query and passage columns).
+    relevance: Literal["threshold", "any_judgment"] = "threshold"
+    # A ranked document whose ID is its query's ID: scored like any other, or dropped before scoring (BEIR's
+    # ignore_identical_ids, on by default: a corpus that holds the queries must not retrieve the query itself).
+    identical_ids: Literal["keep", "drop"] = "keep"
+    # How `score` and `crosscheck` read a TREC run unless --order says: by score, or by the rank column (MS MARCO).
+    run_order: Literal["score", "rank"] = "score"
+    # The only families an emulated script computes (None: any); another is refused (E_POLICY_MEASURE).
+    families: tuple[str, ...] | None = None
     # The reference tool whose output this policy prints as its own (None: none). A measure or parameter the
     # tool does not compute so is refused (E_POLICY_MEASURE) by the cross-check's own rule, never approximated.
     emulates: str | None = None  # a registered reference tool's name (references/registry.py)
@@ -79,10 +97,12 @@ class Policy:
     judged_only: bool = False
 
     def ordering_for(self, measure: Measure) -> Ordering:
+        chosen = self.ordering
         for family, has_cutoff, ordering in self.measure_orderings:
             if family == measure.family and has_cutoff == (measure.cutoff is not None):
-                return ordering
-        return self.ordering
+                chosen = ordering
+                break
+        return replace(chosen, drop_identical_ids=True) if self.identical_ids == "drop" else chosen
 
     def digits_for(self, measure: Measure) -> int | None:
         """The decimals this policy's tool prints the measure's per-query values with, or None (full doubles)."""
@@ -97,6 +117,7 @@ class Policy:
             {"family": f, "with_cutoff": c, **asdict(o)} for f, c, o in self.measure_orderings
         ]
         out["printed_digits"] = [{"family": f, "digits": d} for f, d in self.printed_digits]
+        out["families"] = list(self.families) if self.families is not None else None
         return out
 
     def with_axis(self, **changes) -> "Policy":
@@ -163,8 +184,43 @@ IR_MEASURES = Policy(
     **_REFERENCE_COMMON,
 )
 
+# The leaderboard scripts (docs/policy.md, golden/leaderboards): no installable reference, so no cross-check of
+# their own; their rules are worked by hand from the published code in the golden cases.
+MSMARCO = Policy(
+    name="msmarco",
+    description="MS MARCO's official ms_marco_eval.py (MRR@10): the rank column orders the run, every qrels line "
+    "is relevant whatever its grade, the mean is over the reference file's queries (a missing one scores 0); "
+    "it computes RR@k only",
+    query_set="judged",
+    relevance="any_judgment",
+    no_relevant="zero",
+    run_only_queries="ignore",
+    unknown_docs="ignore",
+    run_order="rank",
+    families=("RR",),
+)
+
+BEIR = PYTREC_EVAL.with_axis(
+    name="beir",
+    description="BEIR's EvaluateRetrieval.evaluate: pytrec_eval (ndcg_cut, map_cut, recall, P at its k values) after "
+    "removing documents whose ID is the query's (ignore_identical_ids=True), mean over the queries pytrec_eval "
+    "returns; evaluate_custom's RR@k, Success@k and R_cap@k sort double scores",
+    identical_ids="drop",
+    rr_cutoff="honoured",
+    emulates=None,
+    families=("nDCG", "AP", "R", "P", "RR", "Success", "R_cap"),
+    measure_orderings=tuple((family, True, Ordering(tie_break="doc_desc", precision="float64"))
+                            for family in ("RR", "Success", "R_cap")),
+)
+
+AXIS_REASONS = {a.field: a.reasons for a in AXES}
+AXIS_REASONS["measure_orderings"].setdefault(
+    BEIR.measure_orderings, "BEIR's evaluate_custom (MRR@k, R_cap@k, Accuracy@k) sorts the results dict by double "
+    "score with Python's stable sort, so ties keep the dict's order, not pytrec_eval's float32 / docno order")
+
 # The named policies: strict, then each registered tool's (references/registry.py adds a new tool's own).
-POLICIES: dict[str, Policy] = {p.name: p for p in (STRICT, TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES)}
+POLICIES: dict[str, Policy] = {p.name: p for p in (STRICT, TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES,
+                                                   MSMARCO, BEIR)}
 
 
 def get_policy(name: str) -> Policy:

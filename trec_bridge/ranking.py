@@ -21,7 +21,7 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import pair_keys, positions, rows_of_misordered_queries, sort_key
+from .ordering import QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries, sort_key
 from .policy import Ordering
 
 
@@ -56,6 +56,8 @@ class RankingBuilder:
 
     def add(self, run: Run) -> None:
         qidx, counts, frame, keys, starts = _query_rows(run, self.universe, self.lookup)
+        if self.ordering.drop_identical_ids and len(qidx):
+            qidx, counts, frame, keys, starts = _without_identical_ids(qidx, counts, frame, keys)
         if len(qidx) == 0:
             return
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
@@ -153,6 +155,21 @@ def _query_rows(run: Run, index: pl.DataFrame, lookup: _IndexLookup
     return qidx[keep], counts, frame.filter(pl.Series(keep)), run.pair_keys()[keep], kept_starts
 
 
+def _without_identical_ids(qidx: np.ndarray, counts: np.ndarray, frame: pl.DataFrame, keys: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame, np.ndarray, np.ndarray | None]:
+    """The rows whose document ID is not their query's ID, renumbered 1..n per query (BEIR's
+    ``ignore_identical_ids``: such a document is removed from the results before pytrec_eval sees them)."""
+    keep = (frame.get_column("query_id") != frame.get_column("doc_id")).to_numpy()
+    if keep.all():
+        return qidx, counts, frame, keys, None
+    dropped = np.bincount(qidx[~keep], minlength=len(counts))
+    qidx, keys = qidx[keep], keys[keep]
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
+    frame = frame.filter(pl.Series(keep)).with_columns(rank=pl.Series(positions(starts, len(qidx)), dtype=pl.Int64))
+    contiguous = len(np.unique(qidx[starts])) == len(starts)
+    return qidx, counts - dropped, frame, keys, starts if contiguous else None
+
+
 def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
     """(rank per row, qidx, frame) under the policy's order; rank is the 1-based position inside the query.
@@ -170,6 +187,8 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
             return _sorted_fully(frame, qidx, ordering)
     key = sort_key(frame, qidx, rank, ordering)
+    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
+        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break]), qidx, frame
     doc = frame.get_column("doc_id")
     rows = rows_of_misordered_queries(starts, key, doc, ordering)
     if len(rows) == 0:
@@ -187,6 +206,13 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     rank = frame.get_column("rank").to_numpy()
     keyed = frame.with_columns(qidx=pl.Series(qidx, dtype=pl.Int64),
                                _key=pl.Series(sort_key(frame, qidx, rank, ordering)))
+    if ordering.tie_break in QUICKSORT_PASSES:  # each query's rows in the order given, then ranx's sort
+        keyed = keyed.sort("qidx", maintain_order=True)
+        qidx = keyed.get_column("qidx").to_numpy()
+        starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+        ranks = quicksort_ranks(starts, keyed.get_column("_key").to_numpy(), positions(starts, len(qidx)),
+                                QUICKSORT_PASSES[ordering.tie_break])
+        return ranks, qidx, keyed.drop("qidx", "_key")
     keyed = keyed.sort(**_sort_by(["qidx", "_key"], [False, True], ordering, doc="doc_id"), maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)

@@ -77,6 +77,15 @@ def walk_between(steps: "Rescorer", start: Policy, target: Policy) -> Walk:
     return walk
 
 
+def policy_walk(dataset, run, measures: list[Measure], policy: Policy) -> Walk:
+    """Strict walked to ``policy`` on one dataset and run: the explanation of a policy no tool can be run for
+    (a leaderboard script's), axis by axis, as the cross-check explains a tool's."""
+    from .scorer import prepare
+
+    prepared = prepare(dataset, run, duplicates=policy.duplicates)
+    return walk_axes(Rescorer(prepared, measures), policy)
+
+
 class Rescorer:
     """``evaluate`` of fixed inputs under any policy, the run read once per duplicates rule.
 

@@ -13,7 +13,7 @@ evaluates one prepared run under many policies (reconcile.Rescorer).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from fractions import Fraction
 
@@ -313,9 +313,14 @@ def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Pol
     The rule is the adapter's ``refusal``, the one the cross-check uses to
     list a measure as "not compared" (references/base.py).
     """
+    from .errors import UsageError
+
+    for m in measures:
+        if policy.families is not None and m.family not in policy.families:
+            raise UsageError("E_POLICY_MEASURE", f"--policy {policy.name} reproduces a script that computes only "
+                             f"{', '.join(policy.families)}, not {m}; score it under the strict policy")
     if policy.emulates is None:
         return
-    from .errors import UsageError
     from .references import get
 
     tool = get(policy.emulates)
@@ -390,6 +395,8 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
     for m in measures:
         ranking = rankings[policy.ordering_for(m)]
         rel = m.rel if m.rel is not None else threshold
+        if policy.relevance == "any_judgment":  # every judgment relevant whatever its grade: one grade for all
+            ranking, rel = every_judgment_relevant(ranking), 1
         family = FAMILIES[m.family]
         effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
         try:
@@ -411,6 +418,12 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
             values = Values(values.value)  # the floats, no exact terms
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
     return per_measure
+
+
+def every_judgment_relevant(ranking: Ranking) -> Ranking:
+    """``ranking`` with every judged row and judgment at grade 1 (MS MARCO's script: a qrels line is a relevant
+    passage, whatever its grade)."""
+    return replace(ranking, grade=np.ones_like(ranking.grade), qrels_grade=np.ones_like(ranking.qrels_grade))
 
 
 @dataclass

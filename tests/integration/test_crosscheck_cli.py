@@ -138,10 +138,10 @@ def test_unexplained_difference_exits_3_and_writes_a_minimal_reproducer(tmp_path
 
 def test_unknown_reference_tool_is_a_usage_error(tmp_path, capsys):
     q, r = files(tmp_path)
-    code = main(["crosscheck", q, r, "AP", "--against", "trec_eval,ranx"])
+    code = main(["crosscheck", q, r, "AP", "--against", "trec_eval,no_such_tool"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "[E_USAGE]" in err and "ranx" in err
+    assert "[E_USAGE]" in err and "no_such_tool" in err
 
 
 def test_missing_trec_eval_binary_exits_1(tmp_path, monkeypatch, capsys):

@@ -281,7 +281,7 @@ MUTANTS = [
     Mutant("relative_P divides by k",
            r"np\.minimum\(r\.relevant_count\(ctx\.rel\), m\.cutoff\)",
            "np.full(r.n_queries, m.cutoff)",
-           FAMILIES_TEST + "test_relative_p"),
+           FAMILIES_TEST + "test_relative_p", where=("trec_bridge/measures/relative_p.py",)),
 ]
 
 

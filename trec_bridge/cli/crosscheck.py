@@ -39,8 +39,8 @@ def add_parser(sub) -> None:
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_arguments(p)
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP"')
-    p.add_argument("--against", help="comma-separated reference tools (default: every registered one, "
-                   "see `trec-bridge tools which`)")
+    p.add_argument("--against", help="comma-separated reference tools (default: trec_eval, pytrec_eval and "
+                   "ir_measures; ranx only when named, see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     add_report_options(p, per_query=False)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report: protocol, per-tool table with "
@@ -52,13 +52,18 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run, io=io)
 
 
+def _against(args) -> str:
+    from ..references import default_names
+
+    return ",".join(default_names()) if args.against is None else args.against
+
+
 def io(args):
     """Every file crosscheck reads and writes, the reproducer of each tool included."""
     from ..crosscheck import REPRO_FILES
     from ..outputs import Declared
 
-    against = ",".join(TOOLS) if args.against is None else args.against
-    tools = [t.strip() for t in against.split(",") if t.strip() in TOOLS]
+    tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
                     + [(args.png_dir, ["distributions.png"])])

@@ -22,8 +22,9 @@ def add_input_arguments(p, *, run: bool = True) -> None:
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
     p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N",
                    help="relevance threshold (trec_eval -l; default: the dataset's, or 1 for TREC qrels)")
-    p.add_argument("--order", choices=["score", "rank"], default="score",
-                   help="TREC runs: order by score (trec_eval's rule, default) or by the rank column")
+    p.add_argument("--order", choices=["score", "rank"], default=None,
+                   help="TREC runs: order by score (trec_eval's rule, the default) or by the rank column (the default "
+                        "under a policy that reads it, e.g. --policy msmarco)")
     p.add_argument("--chunk-map", metavar="FILE", help="collapse chunk rankings to documents with this map")
 
 
@@ -61,6 +62,18 @@ class Inputs:
         return {role: path for role, path in roles.items() if path}
 
 
+def run_order(args) -> str:
+    """``--order``, else the order the chosen ``--policy`` reads TREC runs in (``Policy.run_order``), else score."""
+    if getattr(args, "order", None):
+        return args.order
+    if getattr(args, "policy", None):
+        from .. import references  # noqa: F401  (registers the tools' policies)
+        from ..policy import get_policy
+
+        return get_policy(args.policy).run_order
+    return "score"
+
+
 def load_inputs(args, *, read_run: bool = True) -> Inputs:
     """Read the dataset, then the run (unless ``read_run`` is false: the caller reads it its own way), then the chunk map.
 
@@ -70,7 +83,7 @@ def load_inputs(args, *, read_run: bool = True) -> Inputs:
 
     dataset = load_dataset_any(args.dataset, args.queries, args.rel)
     inputs = Inputs(dataset, None, None, args.dataset, getattr(args, "run", None), args.queries, args.chunk_map,
-                    args.split, args.order)
+                    args.split, run_order(args))
     if read_run and inputs.run_path:
         inputs.run = inputs.load_run(inputs.run_path)
     if args.chunk_map:

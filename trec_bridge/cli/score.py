@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     add_input_arguments(p)
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100"')
     p.add_argument("--policy", default="strict",
-                   help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
+                   help="strict (default), trec_eval, trec_eval_c, pytrec_eval, ir_measures, ranx, or a leaderboard "
+                        "script's rules: msmarco, beir (docs/policy.md)")
     add_report_options(p)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (docs/reports.md); with the RAG "
                    "options below, the acceptance report (docs/rag.md)")
@@ -86,10 +87,12 @@ def run(args) -> int:
 
         plan = prepare_acceptance(options)
     measures = plan.measures if plan else parse_measures(args.measures)
+    from .. import references  # noqa: F401  (a reference tool's module registers its policy: --policy ranx)
+
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
-    result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=args.order, split=args.split,
+    result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=loaded.order, split=args.split,
                                  fingerprint=bool(args.json)) if in_parts else None
     prepared = None
     if result is None:

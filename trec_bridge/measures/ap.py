@@ -34,4 +34,4 @@ def average_precision(r: Ranking, m, ctx) -> Values:
 register(Family("AP", average_precision, rational=True, needs_cutoff=False, params=frozenset({"rel"}) | variants.params("AP"),
                 description="average precision over all relevant judged documents",
                 context=variant_context, param_readers=variants.readers("AP"),
-                tool_names={"trec_eval": ("map", "map_cut"), "ir_measures": "AP"}))
+                tool_names={"trec_eval": ("map", "map_cut"), "ir_measures": "AP", "ranx": "map"}))

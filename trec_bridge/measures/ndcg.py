@@ -144,7 +144,7 @@ register(Family("nDCG", ndcg, rational=False, needs_cutoff=False, params=frozens
                 description="normalised discounted cumulative gain (gain = grade), ideal from all judged grades",
                 defined=has_positive_gain, context=context,
                 tool_names={"trec_eval": [gain_map_name("nDCG", "ndcg"), cutoff_name("nDCG", "ndcg_cut")],
-                            "ir_measures": "nDCG"},
+                            "ir_measures": "nDCG", "ranx": {"linear": "ndcg", "exp": "ndcg_burges"}},
                 param_aliases={"dcg": ("gain", {"log2": "linear", "exp-log2": "exp"})},
                 refused_params={"rel": NO_REL}, param_readers={"gain": read_gain, "gains": read_gains, **variants.readers("nDCG")},
                 check_params=one_gain))

@@ -22,4 +22,4 @@ def precision(r: Ranking, m, ctx) -> Values:
 register(Family("P", precision, rational=True, needs_cutoff=True, params=frozenset({"rel"}) | variants.params("P"),
                 description="precision at k: relevant in top k / k",
                 context=variant_context, param_readers=variants.readers("P"),
-                tool_names={"trec_eval": (None, "P"), "ir_measures": "P"}))
+                tool_names={"trec_eval": (None, "P"), "ir_measures": "P", "ranx": "precision"}))

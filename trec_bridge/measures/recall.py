@@ -25,4 +25,4 @@ def recall(r: Ranking, m, ctx) -> Values:
 register(Family("R", recall, rational=True, needs_cutoff=True, params=frozenset({"rel"}) | variants.params("R"),
                 description="recall at k: relevant in top k / all relevant judged",
                 context=variant_context, param_readers=variants.readers("R"),
-                tool_names={"trec_eval": (None, "recall"), "ir_measures": "R"}))
+                tool_names={"trec_eval": (None, "recall"), "ir_measures": "R", "ranx": "recall"}))

@@ -34,4 +34,4 @@ def cutoff_under(m, policy):
 register(Family("RR", reciprocal_rank, rational=True, needs_cutoff=False, params=frozenset({"rel"}) | variants.params("RR"),
                 context=variant_context, param_readers=variants.readers("RR"),
                 description="reciprocal rank of the first relevant document in the top k",
-                effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR"}))
+                effective=cutoff_under, tool_names={"trec_eval": ("recip_rank", None), "ir_measures": "RR", "ranx": "mrr"}))

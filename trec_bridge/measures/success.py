@@ -18,4 +18,4 @@ register(Family("Success", success, rational=True, needs_cutoff=True, params=fro
                 description="1 if a relevant document is in the top k, else 0",
                 # trec_eval's -m success without parameters is success_1, success_5, success_10 (m_success.c)
                 tool_names={"trec_eval": [cutoff_name("Success", "success", defaults=(1, 5, 10))],
-                            "ir_measures": "Success"}))
+                            "ir_measures": "Success", "ranx": "hit_rate"}))

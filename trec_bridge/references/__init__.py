@@ -1,4 +1,4 @@
-"""Adapters that run outside evaluators (trec_eval, pytrec_eval, ir_measures) on our model.
+"""Adapters that run outside evaluators (trec_eval, pytrec_eval, ir_measures, ranx) on our model.
 
 Each adapter is independent of the others and registers itself (registry.py)
 when imported; ``get(name)`` and ``all_references()`` are what the cross-check
@@ -11,12 +11,13 @@ from .base import Options, Reference, ReferenceResult
 from .trec_eval import TrecEval, find_binary  # noqa: I001  (registration order)
 from .pytrec_eval_ref import PytrecEval
 from .ir_measures_ref import IrMeasures
-from .registry import TOOLS, Tool, get, names, policy_for, register, unregister
+from .ranx_ref import Ranx
+from .registry import TOOLS, Tool, default_names, get, names, policy_for, register, unregister
 
 
 def all_references() -> list[Reference]:
     return [get(name) for name in names()]
 
 
-__all__ = ["IrMeasures", "Options", "PytrecEval", "Reference", "ReferenceResult", "TOOLS", "Tool", "TrecEval",
-           "all_references", "find_binary", "get", "names", "policy_for", "register", "unregister"]
+__all__ = ["IrMeasures", "Options", "PytrecEval", "Ranx", "Reference", "ReferenceResult", "TOOLS", "Tool", "TrecEval",
+           "all_references", "default_names", "find_binary", "get", "names", "policy_for", "register", "unregister"]

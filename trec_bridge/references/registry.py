@@ -25,6 +25,9 @@ class Tool:
     complete_policy: Policy | None = None  # with every judged query in the mean (trec_eval -c); None: same as policy
     # (axis field, value of the tool's policy) -> why the tool does that (docs/divergences.md, the axis walk)
     reasons: Mapping[tuple[str, object], str] = field(default_factory=dict)
+    # run by `crosscheck` when --against is not given; False for an optional tool (ranx: an extra, and numba's
+    # start-up costs seconds), which runs only when named
+    by_default: bool = True
 
     def policies(self) -> list[Policy]:
         return [self.policy] + ([self.complete_policy] if self.complete_policy is not None else [])
@@ -61,8 +64,13 @@ def unregister(name: str) -> None:
 
 
 def names() -> list[str]:
-    """Every registered tool, in registration order (the default of ``crosscheck --against``)."""
+    """Every registered tool, in registration order (``default_names``: the ones crosscheck runs unasked)."""
     return list(TOOLS)
+
+
+def default_names() -> list[str]:
+    """The tools `crosscheck` runs when --against is not given (``Tool.by_default``), in registration order."""
+    return [name for name, tool in TOOLS.items() if tool.by_default]
 
 
 def get(name: str):
