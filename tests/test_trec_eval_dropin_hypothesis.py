@@ -91,4 +91,14 @@ def test_random_options_match_the_binary(tmp_path, trec_eval_binary, qrels_text,
         assert (code, out) == (1, ""), (theirs.returncode, theirs.stderr, err)
         return
     assert code == 0, err
-    assert out == theirs.stdout
+    # Where trec_eval prints nan (its own 0/0, e.g. 11pt_avg with -J on a query left without judged relevant
+    # documents) its answer is undefined; the drop-in prints the defined value there (docs/trec_eval.md) and
+    # every other line byte for byte.
+    ours, binary = out.splitlines(keepends=True), theirs.stdout.splitlines(keepends=True)
+    assert len(ours) == len(binary)
+    for mine, expected in zip(ours, binary):
+        if expected.rstrip("\n").endswith("nan"):
+            assert mine.rsplit("\t", 1)[0] == expected.rsplit("\t", 1)[0]
+            float(mine.rsplit("\t", 1)[1])
+        else:
+            assert mine == expected

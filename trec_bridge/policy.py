@@ -95,6 +95,13 @@ class Policy:
     # not divergence axes; they change what is ranked, never what a measure computes.
     depth: int | None = None
     judged_only: bool = False
+    # How values are formed: "exact" (each rational value correctly rounded from its exact fraction, means exact),
+    # or "float": the kernels' doubles, computed in the tool's order of operations, and each mean a running double
+    # sum in the order of the query IDs' bytes, as trec_eval's C code forms them.  They differ only in the last
+    # bits, which a printed 4th decimal shows when a value sits exactly on a rounding boundary (bpref 7/32 =
+    # 0.21875 prints 0.2188 exact, 0.2187 as trec_eval's sum of doubles).  Only the trec_eval drop-in sets it, to
+    # print trec_eval's bytes; it is not a divergence axis (it never changes a value beyond a double's last bits).
+    arithmetic: Literal["exact", "float"] = "exact"
 
     def ordering_for(self, measure: Measure) -> Ordering:
         chosen = self.ordering
@@ -110,7 +117,7 @@ class Policy:
 
     def to_json(self) -> dict:
         out = asdict(self)
-        for option, unset in (("depth", None), ("judged_only", False)):  # ranking options: only when set
+        for option, unset in (("depth", None), ("judged_only", False), ("arithmetic", "exact")):  # only when set
             if out[option] == unset:
                 del out[option]
         out["measure_orderings"] = [

@@ -416,6 +416,10 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
         # a rational measure's float is its exact value correctly rounded
         if approximate:
             values = Values(values.value)  # the floats, no exact terms
+        if policy.arithmetic == "float":  # the tool's doubles, summed in its query order (Policy.arithmetic)
+            per_measure[str(m)] = _MeasureValues(Values(values.value, logged=values.logged), values.value, counted,
+                                                 family.aggregate, _byte_order(index_ids))
+            continue
         per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
     return per_measure
 
@@ -554,6 +558,7 @@ class _MeasureValues:
     rounded: np.ndarray
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
     aggregate: str = "mean"  # the family's summary: mean, sum or gmean (Family.aggregate)
+    sum_order: np.ndarray | None = None  # Policy.arithmetic "float": the order a running double sum takes
 
     def value(self, i: int) -> float | None:
         return float(self.rounded[i]) if self.counted[i] else None
@@ -564,6 +569,11 @@ class _MeasureValues:
             return MeanResult(None, None, 0)
         if self.aggregate != "mean":
             return self._other_summary(eligible)
+        if self.sum_order is not None:  # trec_eval: a running double sum, then one division
+            total = 0.0
+            for v in self.rounded[self.sum_order[self.counted[self.sum_order]]].tolist():
+                total += v
+            return MeanResult(total / eligible, None, eligible)
         if self.values.terms is not None:
             terms, counted = self.values.terms, self.counted
             return MeanResult(self.values.rounded_mean(counted, eligible), lambda: terms.total(counted) / eligible,
@@ -580,9 +590,18 @@ class _MeasureValues:
                 return MeanResult(self.values.rounded_mean(counted, 1), lambda: terms.total(counted), eligible)
             return MeanResult(float(np.sum(counted)), None, eligible)
         if self.aggregate == "gmean":  # values already logged (trec_eval's per-query form) or the measure's own
+            if self.sum_order is not None:
+                counted = self.rounded[self.sum_order[self.counted[self.sum_order]]]
             logs = counted if self.values.logged else np.log(np.maximum(counted, GMEAN_FLOOR))
+            if self.sum_order is not None:  # trec_eval: a running double sum of the logs
+                return MeanResult(float(np.exp(float(np.cumsum(logs)[-1]) / eligible)), None, eligible)
             return MeanResult(float(np.exp(np.mean(logs))), None, eligible)
         raise ValueError(f"unknown aggregate {self.aggregate!r}")
+
+
+def _byte_order(ids: list[str]) -> np.ndarray:
+    """Indexes of ``ids`` in the order of their UTF-8 bytes (C's strcmp, trec_eval's query order)."""
+    return np.array(sorted(range(len(ids)), key=lambda i: ids[i].encode("utf-8")), dtype=np.int64)
 
 
 class _QueryValues(Mapping):

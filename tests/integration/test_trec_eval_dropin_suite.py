@@ -45,13 +45,34 @@ REFUSED = [c for c in FILES if refused_option(argv_of(c)) is not None]
 FLAGS = [(), ("-q",), ("-c",), ("-q", "-c")]
 
 
+# Known gaps, refused by the drop-in with an error code rather than printed differently (docs/trec_eval.md):
+# 11pt_avg at other recall levels, and num_rel's -c summary at a level other than 1 (trec_eval then counts every
+# judgment above 0 whatever -l).  Strict xfails: they turn into failures the day the gap is closed.
+KNOWN_GAPS = {
+    "out.test.meas_params": "-m 11pt_avg..25,.5,.75: AvgIPrec takes trec_eval's 11 default levels only",
+    "out.test.aql": "-c with -l2: num_rel's summary counts every judgment above 0 whatever -l (refused)",
+}
+
+
+def _gap(cmd, flags=()):
+    reason = KNOWN_GAPS.get(cmd.output)
+    if reason is None or ("-l2" in reason and "-c" not in flags and "-c" not in argv_of(cmd)):
+        return []
+    return [pytest.mark.xfail(strict=True, reason=reason)]
+
+
 def full_params():
     out = []
     for cmd in SUPPORTED:
         missing = missing_names(argv_of(cmd))
         assert not missing, f"no family registered for trec_eval's {missing}"
-        out.append(pytest.param(cmd, id=cmd.output))
+        out.append(pytest.param(cmd, id=cmd.output, marks=_gap(cmd)))
     return out
+
+
+def registered_params():
+    return [pytest.param(cmd, flags, id=f"{cmd.output}-{''.join(flags) or 'plain'}", marks=_gap(cmd, flags))
+            for cmd in SUPPORTED for flags in FLAGS]
 
 
 @pytest.mark.parametrize("cmd", full_params())
@@ -62,8 +83,7 @@ def test_command_prints_the_expected_file(shared_data, cmd):
     assert out == (folder / cmd.output).read_text()
 
 
-@pytest.mark.parametrize("flags", FLAGS, ids=lambda f: "".join(f) or "plain")
-@pytest.mark.parametrize("cmd", SUPPORTED, ids=[c.output for c in SUPPORTED])
+@pytest.mark.parametrize("cmd,flags", registered_params())
 def test_registered_measures_match_the_binary(shared_data, trec_eval_binary, cmd, flags):
     folder = shared_data / "trec_eval_test" / "v9.0.4"
     argv = restricted(with_flags(argv_of(cmd), flags))

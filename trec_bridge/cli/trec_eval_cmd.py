@@ -110,7 +110,8 @@ def run(args) -> int:
     if args.level < 1:
         printed = at_level(printed, args.level)
     measures = measures_of(printed)
-    policy = (TREC_EVAL_C if args.complete else TREC_EVAL).with_axis(depth=args.depth, judged_only=args.judged_only)
+    policy = (TREC_EVAL_C if args.complete else TREC_EVAL).with_axis(depth=args.depth, judged_only=args.judged_only,
+                                                                      arithmetic="float")  # trec_eval's doubles
     prepared, findings = _prepare(args, measures, policy)
     result = evaluate(prepared, measures, policy)
     if all(q.status == "missing" for q in result.queries):  # trec_eval exits 7 and prints nothing

@@ -34,7 +34,10 @@ def bpref(r: Ranking, m, ctx) -> Values:
     seen = before > 0
     num = np.where(seen, floor - np.minimum(before, big_r), 1)
     den = np.where(seen, big_r * floor, big_r)
-    value = np.bincount(query, weights=num / den, minlength=r.n_queries)
+    # the double as m_bpref.c forms it: 1 - min(n, R) / min(N, R) (or 1) summed in rank order, then / R
+    term = np.where(seen, 1.0 - np.minimum(before, big_r) / np.maximum(floor, 1), 1.0)
+    value = np.zeros(r.n_queries, dtype=np.float64)
+    np.divide(np.bincount(query, weights=term, minlength=r.n_queries), n_rel, out=value, where=n_rel > 0)
     return Values(value, Terms(query.astype(np.int64), num.astype(np.int64), den.astype(np.int64)))
 
 

@@ -29,7 +29,7 @@ def avg_iprec(r: Ranking, m, ctx) -> Values:
 def _to_measures(text: str | None) -> list:
     if text is not None:
         raise InvalidInput("E_MEASURE_PARAM", f"11pt_avg.{text}: only trec_eval's 11 default recall levels are offered "
-                           "(AvgIPrec); ask for the levels one by one as iprec_at_recall.{text}")
+                           f"(AvgIPrec); ask for the levels one by one as iprec_at_recall.{text}")
     return [Measure("AvgIPrec")]
 
 

@@ -26,12 +26,15 @@ def set_f(r: Ranking, m, ctx) -> Values:
     rel_ret = r.per_query_count(r.relevant_rows(ctx.rel, None))
     n_rel, n_ret = r.relevant_count(ctx.rel), r.retrieved
     beta = Fraction(repr(float(m.param("beta", 1.0))))
+    x = float(beta)
+    # the double as m_set_F.c forms it: P = a/n, R = a/R, (x+1)·P·R / (x·P + R), 0 when a = 0
+    precision, recall = ratio(rel_ret, n_ret), ratio(rel_ret, n_rel)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(rel_ret > 0, (x + 1.0) * precision * recall / (x * precision + recall), 0.0)
     if beta.numerator < EXACT_LIMIT and beta.denominator < EXACT_LIMIT:
         p, q = beta.numerator, beta.denominator
-        return Values.of_ratio((p + q) * rel_ret, p * n_rel + q * n_ret)
-    x = float(beta)
-    num = (x + 1.0) * rel_ret
-    return Values(np.where(rel_ret > 0, ratio(num, x * n_rel + n_ret), 0.0))
+        return Values(value, Values.of_ratio((p + q) * rel_ret, p * n_rel + q * n_ret).terms)
+    return Values(value)
 
 
 def read_beta(value, token: str) -> float:
