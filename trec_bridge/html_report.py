@@ -6,8 +6,8 @@ measures: a measure is a column or a row, never a special case.  Sections
 (docs/reports.md explains each):
 
 * protocol — the inputs with their fingerprints, the policy, the query set,
-  the statuses of the queries, and an (empty unless filled) ``system``
-  section for the system's own description (issue 23);
+  the statuses of the queries, and the ``system`` section: the run's test
+  conditions with filters called out (or a line saying they are unknown);
 * summary — the means, exact when short (numtext);
 * distributions — one histogram per measure of its per-query values;
 * per query — every query with its status and every value, nulls shown as
@@ -24,6 +24,7 @@ from html import escape
 
 from .html_page import Cell, Page
 from .numtext import p_text, readable_exact
+from .system_meta import filter_keys, flatten
 
 STATUS_ORDER = ("ranked", "empty", "missing", "failed")
 
@@ -32,12 +33,28 @@ STATUS_ORDER = ("ranked", "empty", "missing", "failed")
 
 
 def system_section(page: Page, report: dict) -> None:
-    """The place for the system's own description (issue 23 fills ``report["system"]``); nothing until then."""
+    """The run's test conditions (``report["system"]``), filters first and marked; "unknown" when not given."""
     system = report.get("system")
-    if not system:
+    page.h3("System (test conditions)")
+    if system is None:
+        page.p("Not recorded: the run carries no system object and none was given (--system, --system-file), so the "
+               "conditions of this test are unknown.", "system-unknown")
         return
-    page.h3("System")
-    page.facts([(str(k), v if isinstance(v, str) else str(v)) for k, v in system.items()], "system-facts")
+    flat = flatten(system)
+    filters = filter_keys(system)
+    items = [("system fingerprint", report["fingerprints"].get("system", ""))]
+    items += [(f"{k} (filter)", _value_text(flat[k])) for k in filters]
+    items += [(k, _value_text(v)) for k, v in flat.items() if k not in filters]
+    page.facts(items, "system-facts")
+    if not filters:
+        page.p("No filter is stated (no key named *filter*): say so in the system object if none was applied.",
+               "system-no-filter")
+
+
+def _value_text(value) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def protocol_section(page: Page, report: dict) -> None:

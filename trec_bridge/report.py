@@ -12,6 +12,7 @@ from fractions import Fraction
 from . import __version__
 from .numtext import exact_text, readable_exact
 from .scorer import ScoreResult
+from .system_meta import system_fingerprint, system_lines
 
 REPORT_FORMAT = "trec-bridge.report"
 REPORT_VERSION = 1
@@ -31,8 +32,9 @@ def shown(value: float | None, integer: bool) -> float | int | None:
     return int(value) if integer and value is not None else value
 
 
-def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> dict:
-    """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256}."""
+def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None, system: dict | None = None) -> dict:
+    """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256};
+    ``system``: the run's test conditions (its ``system`` object), stored with their own fingerprint."""
     rows = result.queries
     counts = {str(m) for m in result.measures if m.integer}
     no_answer = [q for q in rows if q.answerable is False]
@@ -92,11 +94,19 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
         "order": result.order,
         "outcome": "complete" if result.complete else "incomplete",
     }
+    add_system(report, system)
     if result.extra:
         report["notes"] = result.extra
     if result.chunk_evidence is not None:
         report["chunk_evidence"] = result.chunk_evidence.to_dicts()
     return report
+
+
+def add_system(report: dict, system: dict | None) -> None:
+    """The run's test conditions and their fingerprint (not part of the protocol's), when known."""
+    if system is not None:
+        report["system"] = system
+        report["fingerprints"]["system"] = system_fingerprint(system)
 
 
 def report_json(report: dict) -> str:
@@ -109,9 +119,10 @@ def _fmt(value: float | None, integer: bool = False) -> str:
     return str(int(value)) if integer else f"{value:.4f}"
 
 
-def render_table(result: ScoreResult) -> str:
-    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete."""
-    lines = []
+def render_table(result: ScoreResult, system: dict | None = None) -> str:
+    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete;
+    the run's test conditions (``system``) above them when known."""
+    lines = system_block(system)
     width = max([len(str(m)) for m in result.measures] + [7])
     counts = {str(m) for m in result.measures if m.integer}
     exacts = {name: readable_exact(mean.exact, mean.value) for name, mean in result.means.items()}
@@ -136,6 +147,14 @@ def render_table(result: ScoreResult) -> str:
                      f"{_ids(t.unjudged_queries)}")
     lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
     return "\n".join(lines) + "\n"
+
+
+def system_block(system: dict | None) -> list[str]:
+    """The terminal lines of a run's test conditions: ``system (sha256 1a2b3c4d5e6f):`` then one key a line."""
+    if system is None:
+        return []
+    head = f"system (fingerprint {system_fingerprint(system)[:12]}):" + ("" if system else " {} (no keys)")
+    return [head] + [f"  {line}" for line in system_lines(system)] + [""]
 
 
 def _ids(ids: list[str], limit: int = 10) -> str:

@@ -8,6 +8,7 @@ from contextlib import closing
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
+from .system_options import add_system_arguments, given_system, system_for
 from .report_options import (add_report_options, check_report_options, input_fingerprints, json_report_text,
                              write_pages)
 
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
     p.add_argument("--policy", default="strict",
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval or ir_measures")
     add_report_options(p)
+    add_system_arguments(p)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (docs/reports.md); with the RAG "
                    "options below, the acceptance report (docs/rag.md)")
     p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
@@ -69,11 +71,20 @@ def io(args):
 
     gate = args.gate if isinstance(args.gate, str) else None
     chart = "tiers.png" if AcceptanceOptions.from_args(args).requested() else "distributions.png"
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat],
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat,
+                            args.system_file],
                     outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, [chart])])
 
 
-def _score_in_parts(dataset, args, measures, policy):
+def _watched(parts, seen: dict):
+    """``parts`` passed on, their run metadata (system, timing, ...) gathered into ``seen``; closed with it."""
+    with closing(parts):
+        for part in parts:
+            seen.update(part.metadata)
+            yield part
+
+
+def _score_in_parts(dataset, args, measures, policy, seen: dict):
     """Score a plain TREC run or a run JSON document part by part (bounded memory); None when it must be read whole.
 
     Whole means: a gzipped TREC file, one with a sidecar, another JSON layout
@@ -102,8 +113,8 @@ def _score_in_parts(dataset, args, measures, policy):
     if parts is None:
         return None
     try:
-        with closing(parts):  # closed at once on any exit
-            return score_parts(dataset, parts, measures, policy, split=args.split)
+        with closing(_watched(parts, seen)) as watched:  # closed at once on any exit
+            return score_parts(dataset, watched, measures, policy, split=args.split)
     except QueryNotContiguous:
         return None
 
@@ -115,6 +126,7 @@ def run(args) -> int:
     from ..scorer import evaluate, prepare_for
 
     check_report_options(args)
+    given = given_system(args)  # a bad --system is refused before anything is read
     options = AcceptanceOptions.from_args(args)
     plan = None
     if options.requested():
@@ -125,7 +137,8 @@ def run(args) -> int:
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
-    result = _score_in_parts(loaded.dataset, args, measures, policy) if in_parts else None
+    metadata: dict = {}
+    result = _score_in_parts(loaded.dataset, args, measures, policy, metadata) if in_parts else None
     prepared = None
     if result is None:
         if loaded.run is None:
@@ -133,10 +146,12 @@ def run(args) -> int:
         prepared = prepare_for(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
                                chunk_map=loaded.chunk_map)
         result = evaluate(prepared, measures, policy)
-    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes)
+        metadata = loaded.run.metadata
+    system = system_for(given, metadata)
+    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes, system)
 
 
-def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
+def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict | None) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
     from ..outputs import atomic_write
     from ..report import build_report, render_table
@@ -151,7 +166,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
     report = None
     if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:
-        report = build_report(result, inputs)
+        report = build_report(result, inputs, system)
         if acceptance is not None:
             report["rag"] = acceptance.to_json()
     if args.json:
@@ -161,7 +176,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     if acceptance is None and (args.html or args.png_dir):
         write_pages(report, args.html, args.png_dir, "score")
     if args.format == "table":
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(render_table(result, system))
     elif args.format == "json":
         sys.stdout.write(json_report_text(report, args))
     else:
