@@ -100,3 +100,55 @@ def test_system_file_json(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["score", str(S1 / "dataset.json"), str(S5 / "run.trec"), "RR@2", "--system", "a=1", "--system-file",
               str(f), "--bogus"])
+
+
+def _conditions_cases():
+    spec = json.loads((S5 / "conditions.json").read_text())
+    return [pytest.param(spec, case, id=case["name"][:60]) for case in spec["cases"]]
+
+
+def _subset(expected, actual, path="$"):
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{path}: {actual!r}"
+        for k, v in expected.items():
+            assert k in actual, f"{path}.{k} missing"
+            _subset(v, actual[k], f"{path}.{k}")
+    elif isinstance(expected, list) and expected and isinstance(expected[0], dict):
+        assert len(expected) == len(actual), f"{path}: {actual!r}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            _subset(e, a, f"{path}[{i}]")
+    else:
+        assert expected == actual, f"{path}: expected {expected!r}, got {actual!r}"
+
+
+@pytest.mark.parametrize("spec,case", _conditions_cases())
+def test_golden_conditions(spec, case, tmp_path, capsys):
+    """golden/S5/conditions.json: compare's single-variable rule and repeats of one system, figures by hand."""
+    dataset, runs = str(S5 / spec["dataset"]), [str(S5 / r) for r in case["runs"]]
+    out = tmp_path / "out.json"
+    if case["command"] == "compare":
+        reports = []
+        for n, run in enumerate(runs):
+            reports.append(str(tmp_path / f"{Path(run).stem}{n}.json"))
+            main(["score", dataset, run, spec["measures"], *spec["options"], "--json", reports[-1]])
+        stems = [Path(r).stem for r in case["runs"]]
+        labels = sum((["--label", s] for s in stems), []) if len(set(stems)) == len(stems) else []
+        argv = ["compare", *reports, *labels, *case["args"], "--json", str(out)]
+    else:
+        argv = ["score", dataset, runs[0], spec["measures"], *spec["options"],
+                *sum((["--repeat", r] for r in runs[1:]), []), *case["args"], "--json", str(out)]
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == case["exit_code"], err
+    if "error" in case:
+        assert f"[{case['error']}]" in err and "Traceback" not in err, err
+        assert not out.exists(), "nothing is written after a refusal"
+        for part in case.get("message", []):
+            assert part in err, err
+        return
+    result = json.loads(out.read_text())
+    if "conditions" in case:
+        _subset(case["conditions"], result["conditions"])
+    if "warnings" in case:
+        assert result["warnings"] == case["warnings"]

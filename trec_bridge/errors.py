@@ -87,6 +87,7 @@ ERROR_CODES: dict[str, str] = {
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
     "E_COMPARE_UNCONTROLLED": "compare --single-variable: the systems' test conditions differ in more than one key "
                               "(or are unknown), so the comparison is not a controlled one-variable comparison",
+    "E_REPEAT_SYSTEM": "repeated runs whose system objects differ in keys not marked expected to vary (--vary)",
     "E_SYSTEM_FILE": "a --system-file that is not a JSON object or TOML table of JSON values",
     # score reports read back (compare)
     "E_REPORT_EXACT": "an exact fraction in a score report that does not parse, divides by zero or disagrees with its value",

@@ -183,6 +183,19 @@ def _axes(parts: list[dict]) -> str:
 # ------------------------------------------------------------------ compare
 
 
+def conditions_section(page: Page, cond: dict | None) -> None:
+    """The single-variable rule: its verdict and every differing system key, both values (conditions.py)."""
+    if not cond:
+        return
+    page.h3("Test conditions (the single-variable rule)")
+    for line in cond["verdict"]:
+        page.p(line, "warning" if line.startswith(("not a controlled", "conditions unknown")) else "note")
+    page.table("conditions", ["system", "against", "key", "change", "value in A", "value in B"],
+               [[p["b"], p["a"], d["key"], d["change"], _value_text(d["a"]) if d["change"] != "added" else "",
+                 _value_text(d["b"]) if d["change"] != "removed" else ""]
+                for p in cond["pairs"] for d in p["differences"]])
+
+
 def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[str, str, str], str]) -> str:
     from .compare_systems import TEST_NAMES
     from .compare_text import legend, winner_rows
@@ -195,6 +208,7 @@ def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[st
     page.h2("Systems and protocol", "protocol")
     page.table("systems", ["mark", "system", "report", "run", "outcome", "values from"],
                [[s["mark"], s["label"], s["path"], s["run"], s["outcome"], s["values_from"]] for s in cmp["systems"]])
+    conditions_section(page, cmp.get("conditions"))
     c = cmp["correction"]
     prints = sorted({s["protocol_fingerprint"] for s in cmp["systems"]})
     page.facts([("protocol", f"equal: {prints[0]}" if len(prints) == 1 else

@@ -56,7 +56,10 @@ def add_parser(sub) -> None:
     rag.add_argument("--min-queries", type=int_option("--min-queries", 1), metavar="N",
                      help="eligible queries needed for a meaningful result (default: the thresholds file's, or 200)")
     rag.add_argument("--repeat", action="append", default=[], metavar="RUN",
-                     help="another run of the same system; repeatable (the method expects 3 runs in all)")
+                     help="another run of the same system; repeatable (the method expects 3 runs in all); a run "
+                          "whose system object differs from the main run's is refused (E_REPEAT_SYSTEM)")
+    rag.add_argument("--vary", action="append", default=[], metavar="KEY",
+                     help="a system key the repeats may differ in (repeatable, dotted, e.g. --vary seed)")
     rag.add_argument("--triage-k", type=int_option("--triage-k", 1, code="E_CUTOFF"), metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
     rag.add_argument("--triage-recall-below", metavar="X", help="list queries with R@K below X (default 0.3)")
     rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
@@ -163,7 +166,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict
     result.extra.update(loaded.dataset.metadata if loaded.dataset.query_source == "query_file" else {})
     if notes:
         result.extra["measures"] = list(notes)
-    acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
+    acceptance = plan.assess(result, prepared, loaded, inputs, system, tuple(args.vary)) if plan else None
     report = None
     if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:
         report = build_report(result, inputs, system)
