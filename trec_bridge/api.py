@@ -184,7 +184,7 @@ class Evaluator:
             result.extra.update(self.dataset.metadata)
         if self.measures.notes:
             result.extra["measures"] = list(self.measures.notes)
-        return Result(result, {**self._inputs, **_path_input("run", run)})
+        return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
     def _check_ids(self, run: Run, run_ints) -> None:
         """Integer IDs on one side against the other side's string spellings (7 against "007")."""
@@ -310,9 +310,10 @@ class Result:
     ({'RR': 0.5}, {'RR': Fraction(1, 2)}, 'complete')
     """
 
-    def __init__(self, result: ScoreResult, inputs: dict | None = None):
+    def __init__(self, result: ScoreResult, inputs: dict | None = None, run_metadata: dict | None = None):
         self.result = result  # the scorer's full result, for what this class does not surface
         self._inputs = inputs or {}
+        self._run_metadata = run_metadata or {}  # the run's system object and timing, for the report
 
     @property
     def means(self) -> dict[str, float | None]:
@@ -358,7 +359,9 @@ class Result:
         from .outputs import atomic_write
         from .report import build_report, report_json
 
-        atomic_write(os.fspath(path), report_json(build_report(self.result, self._inputs)))
+        meta = self._run_metadata
+        atomic_write(os.fspath(path), report_json(build_report(self.result, self._inputs, meta.get("system"),
+                                                               meta.get("timing"))))
 
     def _rows(self) -> list[tuple[str, str, str]]:
         return [(name, "null" if m.value is None else f"{m.value:.4f}", str(m.eligible))

@@ -43,6 +43,8 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_DUPLICATE_DOC": "the same document twice in one query's ranking",
     "E_RUN_DUPLICATE_QUERY": "two records for the same query in a run",
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
+    "E_RUN_TIMING": "per-query timing for a query the run has no ranking or failure for, or a requested_at that is "
+                    "not an RFC 3339 date-time with its offset",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
     "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
     "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",

@@ -120,11 +120,25 @@ def score_page(report: dict, charts: dict[str, bytes]) -> str:
     notes_section(page, report)
     protocol_section(page, report)
     summary_section(page, report)
+    timing_section(page, report.get("timing"))
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query values")
     per_query_section(page, report)
     return page.render()
+
+
+def timing_section(page: Page, timing: dict | None) -> None:
+    """The latency distribution beside the quality figures (timing.py); nothing when the run has no timing."""
+    if not timing:
+        return
+    page.h2("Latency", "latency")
+    page.facts([("timed queries", f"{timing['timed']} ({timing['untimed']} without timing, not counted)"),
+                ("median", f"{timing['median']:g} ms"), ("p95", f"{timing['p95']:g} ms"),
+                ("p99", f"{timing['p99']:g} ms"), ("max", f"{timing['max']:g} ms"),
+                ("percentiles", "nearest rank: the value at position ceil(p/100 x n) of the sorted latencies")],
+               "latency-facts")
+    page.table("slowest", ["query", "latency (ms)"], [[r["query_id"], r["latency_ms"]] for r in timing["slowest"]])
 
 
 def score_charts(report: dict) -> dict[str, bytes]:
@@ -162,6 +176,7 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
     page.table("crosscheck-summary", ["tool", "measure", "strict", "reference", "emulated", "agrees", "axes"], rows,
                row_class=classes)
     summary_section(page, strict)
+    timing_section(page, strict.get("timing"))
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query strict values")

@@ -90,7 +90,9 @@ def run(args) -> int:
                             step=lambda text: setattr(shown, "detail", text))
     if measures.notes:
         result.strict.extra["measures"] = list(measures.notes)
-    report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html)))
+    meta = loaded.run.metadata  # the run's own test conditions and timing travel with the strict figures
+    report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html),
+                                                    meta.get("system"), meta.get("timing")))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
     if args.html or args.png_dir:

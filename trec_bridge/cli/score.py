@@ -151,10 +151,11 @@ def run(args) -> int:
         result = evaluate(prepared, measures, policy)
         metadata = loaded.run.metadata
     system = system_for(given, metadata)
-    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes, system)
+    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes, system,
+                   metadata.get("timing"))
 
 
-def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict | None) -> int:
+def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict | None, timing: dict | None) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
     from ..outputs import atomic_write
     from ..report import build_report, render_table
@@ -169,7 +170,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict
     acceptance = plan.assess(result, prepared, loaded, inputs, system, tuple(args.vary)) if plan else None
     report = None
     if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:
-        report = build_report(result, inputs, system)
+        report = build_report(result, inputs, system, timing)
         if acceptance is not None:
             report["rag"] = acceptance.to_json()
     if args.json:
@@ -179,7 +180,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict
     if acceptance is None and (args.html or args.png_dir):
         write_pages(report, args.html, args.png_dir, "score")
     if args.format == "table":
-        sys.stdout.write(render_table(result, system))
+        sys.stdout.write(render_table(result, system, timing))
     elif args.format == "json":
         sys.stdout.write(json_report_text(report, args))
     else:
