@@ -152,3 +152,14 @@ def test_golden_conditions(spec, case, tmp_path, capsys):
         _subset(case["conditions"], result["conditions"])
     if "warnings" in case:
         assert result["warnings"] == case["warnings"]
+
+
+def test_json_floats_keeps_the_system_object_as_given(tmp_path, capsys):
+    run = json.loads((S5 / "base.json").read_text())
+    run["system"]["exact"] = "yes"  # a user key that looks like one of the report's exact values
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    out = tmp_path / "r.json"
+    main(["score", str(S1 / "dataset.json"), str(tmp_path / "run.json"), "RR@2", "--split", "test", "--json-floats",
+          "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert report["system"]["exact"] == "yes" and report["means"]["RR@2"]["exact"] is None
