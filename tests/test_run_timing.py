@@ -110,14 +110,18 @@ def test_timing_in_terminal_json_and_html(tmp_path, capsys):
 
     dataset = S5.parent / "S1" / "dataset.json"
     code = main(["score", str(dataset), str(S5 / "timed.json"), "RR@2", "--json", str(tmp_path / "r.json"),
-                 "--html", str(tmp_path / "r.html")])
+                 "--html", str(tmp_path / "r.html"), "--png-dir", str(tmp_path / "png")])
     out = capsys.readouterr().out
+    assert (tmp_path / "png" / "latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert code == 2
     assert ("latency (4 timed queries, 1 without timing): median 26.25 ms, p95 30000 ms, p99 30000 ms, "
             "max 30000 ms (nearest-rank percentiles)") in out
     assert "slowest: q4 (30000 ms), q2 (40 ms), q1 (12.5 ms), q3 (7.25 ms)" in out
     page = (tmp_path / "r.html").read_text()
     assert '<h2 id="latency">Latency</h2>' in page and "<dt>median</dt><dd>26.25 ms</dd>" in page
-    main(["score", str(dataset), str(S5 / "base.json"), "RR@2", "--split", "test", "--json", str(tmp_path / "b.json")])
+    assert 'alt="latency of the slowest queries' in page
+    main(["score", str(dataset), str(S5 / "base.json"), "RR@2", "--split", "test", "--json", str(tmp_path / "b.json"),
+          "--png-dir", str(tmp_path / "png2")])
     assert "latency" not in capsys.readouterr().out
+    assert not (tmp_path / "png2" / "latency.png").exists()
     assert "timing" not in json.loads((tmp_path / "b.json").read_text())

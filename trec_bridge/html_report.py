@@ -120,7 +120,7 @@ def score_page(report: dict, charts: dict[str, bytes]) -> str:
     notes_section(page, report)
     protocol_section(page, report)
     summary_section(page, report)
-    timing_section(page, report.get("timing"))
+    timing_section(page, report.get("timing"), charts)
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query values")
@@ -128,7 +128,7 @@ def score_page(report: dict, charts: dict[str, bytes]) -> str:
     return page.render()
 
 
-def timing_section(page: Page, timing: dict | None) -> None:
+def timing_section(page: Page, timing: dict | None, charts: dict[str, bytes]) -> None:
     """The latency distribution beside the quality figures (timing.py); nothing when the run has no timing."""
     if not timing:
         return
@@ -139,12 +139,17 @@ def timing_section(page: Page, timing: dict | None) -> None:
                 ("percentiles", "nearest rank: the value at position ceil(p/100 x n) of the sorted latencies")],
                "latency-facts")
     page.table("slowest", ["query", "latency (ms)"], [[r["query_id"], r["latency_ms"]] for r in timing["slowest"]])
+    if "latency.png" in charts:
+        page.image(charts["latency.png"], "latency of the slowest queries with the median, p95 and p99")
 
 
 def score_charts(report: dict) -> dict[str, bytes]:
     from .rag import plots
 
-    return {"distributions.png": plots.distribution_chart(report["measures"], distribution_values(report))}
+    charts = {"distributions.png": plots.distribution_chart(report["measures"], distribution_values(report))}
+    if report.get("timing"):
+        charts["latency.png"] = plots.latency_chart(report["timing"])
+    return charts
 
 
 # ------------------------------------------------------------------ cross-check
@@ -176,7 +181,7 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
     page.table("crosscheck-summary", ["tool", "measure", "strict", "reference", "emulated", "agrees", "axes"], rows,
                row_class=classes)
     summary_section(page, strict)
-    timing_section(page, strict.get("timing"))
+    timing_section(page, strict.get("timing"), charts)
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query strict values")

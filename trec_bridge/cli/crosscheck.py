@@ -65,7 +65,7 @@ def io(args):
     tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
-                    + [(args.png_dir, ["distributions.png"])])
+                    + [(args.png_dir, ["distributions.png", "latency.png"])])
 
 
 def run(args) -> int:

@@ -73,10 +73,10 @@ def io(args):
     from ..rag.options import AcceptanceOptions
 
     gate = args.gate if isinstance(args.gate, str) else None
-    chart = "tiers.png" if AcceptanceOptions.from_args(args).requested() else "distributions.png"
+    charts = ["tiers.png"] if AcceptanceOptions.from_args(args).requested() else ["distributions.png", "latency.png"]
     return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat,
                             args.system_file],
-                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, [chart])])
+                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, charts)])
 
 
 def _watched(parts, seen: dict):
