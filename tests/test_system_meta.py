@@ -163,3 +163,10 @@ def test_json_floats_keeps_the_system_object_as_given(tmp_path, capsys):
           "--json", str(out)])
     report = json.loads(out.read_text())
     assert report["system"]["exact"] == "yes" and report["means"]["RR@2"]["exact"] is None
+
+
+def test_the_acceptance_page_shows_the_system(tmp_path, capsys):
+    main(["score", str(S1 / "dataset.json"), str(S5 / "base.json"), "RR@2", "--split", "test", "--rag", "--html",
+          str(tmp_path / "a.html")])
+    page = (tmp_path / "a.html").read_text()
+    assert "<dt>filters.lang (filter)</dt><dd>en</dd>" in page and "<dt>seed</dt><dd>1</dd>" in page

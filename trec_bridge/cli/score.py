@@ -187,7 +187,7 @@ def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict
         sys.stdout.write(score_summary(report, args.format))
     say_notes(notes)  # after scoring: a rejected input still gets one error line
     if acceptance is not None:
-        plan.write_outputs(acceptance, inputs)
+        plan.write_outputs(acceptance, inputs, system)
         sys.stdout.write(acceptance.render_text())
         return acceptance.exit_code()
     return EXIT_OK if result.complete else EXIT_INCOMPLETE

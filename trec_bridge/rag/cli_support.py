@@ -66,7 +66,7 @@ class Plan:
         acc.warnings = self.warnings
         return acc
 
-    def write_outputs(self, acceptance: Acceptance, inputs: dict) -> None:
+    def write_outputs(self, acceptance: Acceptance, inputs: dict, system: dict | None = None) -> None:
         if not (self.options.html or self.options.png_dir):
             return
         from ..outputs import atomic_write
@@ -76,7 +76,7 @@ class Plan:
         if self.options.png_dir:
             write_pngs(self.options.png_dir, charts)
         if self.options.html:
-            atomic_write(self.options.html, html.acceptance_page(acceptance, inputs, charts))
+            atomic_write(self.options.html, html.acceptance_page(acceptance, inputs, charts, system))
 
 
 def write_pngs(folder: str, charts: dict[str, bytes]) -> None:
