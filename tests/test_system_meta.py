@@ -170,3 +170,14 @@ def test_the_acceptance_page_shows_the_system(tmp_path, capsys):
           str(tmp_path / "a.html")])
     page = (tmp_path / "a.html").read_text()
     assert "<dt>filters.lang (filter)</dt><dd>en</dd>" in page and "<dt>seed</dt><dd>1</dd>" in page
+
+
+def test_crosscheck_reports_carry_the_system(tmp_path, capsys):
+    out = tmp_path / "cc.json"
+    main(["crosscheck", str(S1 / "dataset.json"), str(S5 / "run.trec"), "RR@2", "--split", "test", "--against",
+          "pytrec_eval", "--system", "reranker=none", "--json", str(out)])
+    assert json.loads(out.read_text())["strict"]["system"] == {"reranker": "none"}
+    main(["crosscheck", str(S1 / "dataset.json"), str(S5 / "timed.json"), "RR@2", "--against", "pytrec_eval",
+          "--json", str(out)])
+    strict = json.loads(out.read_text())["strict"]
+    assert strict["system"]["index"]["ef_search"] == 64 and strict["timing"]["median"] == 26.25

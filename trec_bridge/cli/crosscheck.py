@@ -10,6 +10,7 @@ from ..messages import note
 from ..messages import quote
 from .inputs import add_input_arguments, load_inputs
 from .report_options import add_report_options, input_fingerprints, json_report_text, write_pages
+from .system_options import add_system_arguments, given_system, system_for
 
 
 
@@ -45,6 +46,7 @@ def add_parser(sub) -> None:
                    "see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     add_report_options(p, per_query=False)
+    add_system_arguments(p)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report: protocol, per-tool table with "
                    "each difference's axes, per-query differences (docs/reports.md)")
     p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
@@ -63,7 +65,8 @@ def io(args):
     from ..outputs import Declared
 
     tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, args.system_file],
+                    outputs=[args.json, args.html],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
                     + [(args.png_dir, ["distributions.png", "latency.png"])])
 
@@ -83,6 +86,7 @@ def run(args) -> int:
     if unknown or not against:
         raise UsageError("E_USAGE", f"--against takes {', '.join(TOOLS)}; got {quote(args.against)}")
     measures = parse_measures(args.measures)
+    given = given_system(args)
     loaded = load_inputs(args)
     with progress("cross-check") as shown:
         result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
@@ -92,7 +96,7 @@ def run(args) -> int:
         result.strict.extra["measures"] = list(measures.notes)
     meta = loaded.run.metadata  # the run's own test conditions and timing travel with the strict figures
     report = crosscheck_report(result, build_report(result.strict, input_fingerprints(loaded, args.json or args.html),
-                                                    meta.get("system"), meta.get("timing")))
+                                                    system_for(given, meta), meta.get("timing")))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
     if args.html or args.png_dir:
