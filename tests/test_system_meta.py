@@ -181,3 +181,9 @@ def test_crosscheck_reports_carry_the_system(tmp_path, capsys):
           "--json", str(out)])
     strict = json.loads(out.read_text())["strict"]
     assert strict["system"]["index"]["ef_search"] == 64 and strict["timing"]["median"] == 26.25
+
+
+def test_a_dotted_key_is_not_a_nested_one():
+    a, b = {"index": {"ef": 64}}, {"index.ef": 64}
+    assert system_fingerprint(a) != system_fingerprint(b)
+    assert [d["change"] for d in system_diff(a, b)] == ["removed", "added"]

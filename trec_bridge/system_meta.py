@@ -23,15 +23,19 @@ def system_fingerprint(system: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def flatten(system: dict, prefix: str = "") -> dict:
+def flatten(system: dict) -> dict:
     """Dotted path -> leaf value; an empty object is a leaf (``{}``), a list is a value as a whole."""
+    return {".".join(path): value for path, value in _leaves(system).items()}
+
+
+def _leaves(system: dict, prefix: tuple = ()) -> dict:
+    """Key path (a tuple, so that ``{"a": {"b": 1}}`` and ``{"a.b": 1}`` stay apart) -> leaf value."""
     out: dict = {}
     for key, value in system.items():
-        path = f"{prefix}{key}"
         if isinstance(value, dict) and value:
-            out.update(flatten(value, path + "."))
+            out.update(_leaves(value, prefix + (key,)))
         else:
-            out[path] = value
+            out[prefix + (key,)] = value
     return out
 
 
@@ -42,10 +46,10 @@ def system_diff(a: dict, b: dict) -> list[dict]:
     compare by their canonical JSON text, as the fingerprint does (1 and 1.0
     differ, true is not 1): no difference exactly when the fingerprints agree.
     """
-    fa, fb = flatten(a), flatten(b)
+    fa, fb = _leaves(a), _leaves(b)
     out = []
-    for key in sorted(set(fa) | set(fb)):
-        va, vb = fa.get(key, _MISSING), fb.get(key, _MISSING)
+    for path in sorted(set(fa) | set(fb)):
+        va, vb, key = fa.get(path, _MISSING), fb.get(path, _MISSING), ".".join(path)
         if va is _MISSING:
             out.append({"key": key, "change": "added", "a": None, "b": vb})
         elif vb is _MISSING:
