@@ -22,6 +22,7 @@ from trec_bridge.model import RUN_SCHEMA, Run
 from trec_bridge.messages import quote
 
 from . import strict_json as sj
+from .run_timing import TIMING_KEY, check_timing
 
 FORMAT = "trec-bridge.run"
 SCHEMA = "run.v1.json"
@@ -32,11 +33,11 @@ _ENTRY_SHAPES = {frozenset({"doc_id"}), frozenset({"doc_id", "score"})}
 _DOC_ID = itemgetter("doc_id")
 _SCORE = methodcaller("get", "score")
 _SCORE_OR_0 = methodcaller("get", "score", 0)
-_LAYOUT = {"system": 64, "rankings": 1, "failures": 1}
+_LAYOUT = {"system": 64, "rankings": 1, "failures": 1, "timing": 1}
 # "ordered_by": "score" marks lists that are their scores' strict reading (a run read from a TREC file by
 # score): the scores are the run's own, and a TREC file written from it keeps them (converters.trec_run).
 ORDERED_BY_KEY = "ordered_by"
-# Run.metadata keys this format carries; other keys are not written.
+# Run.metadata keys this format carries (and TIMING_KEY); other keys are not written.
 SYSTEM_KEY, FAILURE_KINDS_KEY = "system", "failure_kinds"
 
 
@@ -51,10 +52,11 @@ def load_run(path: str | os.PathLike, *, allow_duplicates: bool = False) -> Run:
     return document_to_run(sj.read_document(path, FORMAT), file, allow_duplicates=allow_duplicates)
 
 
-def document_to_run(doc: dict, file: str | None = None, *, allow_duplicates: bool = False) -> Run:
-    """A parsed, format-checked document -> a checked Run."""
+def document_to_run(doc: dict, file: str | None = None, *, allow_duplicates: bool = False, queries=None) -> Run:
+    """A parsed, format-checked document -> a checked Run (``queries``: ranked queries beyond ``doc``'s rankings,
+    for a writer checking a document's other members alone)."""
     sj.validate(doc, SCHEMA, file, LIGHT)
-    return _to_model(doc, file, allow_duplicates)
+    return _to_model(doc, file, allow_duplicates, queries)
 
 
 def dump_run(run: Run, path: str | os.PathLike) -> None:
@@ -74,7 +76,8 @@ def dump_run(run: Run, path: str | os.PathLike) -> None:
 # ---------------------------------------------------------------- JSON -> model
 
 
-def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False) -> Run:
+def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False, queries=None) -> Run:
+    """``queries``: the run's ranked queries when ``doc`` is a shell without its rankings (the fast reader)."""
     rankings: dict = doc["rankings"]
     qids, docs, scores, ranks = _columns(rankings, file)
     frame = pl.DataFrame(
@@ -91,6 +94,10 @@ def _to_model(doc: dict, file: str | None, allow_duplicates: bool = False) -> Ru
     metadata: dict = {}
     if "system" in doc:
         metadata[SYSTEM_KEY] = doc["system"]
+    if TIMING_KEY in doc:
+        known = set(queries or ())
+        check_timing(doc[TIMING_KEY], lambda q: q in rankings or q in failures or q in known, file)
+        metadata[TIMING_KEY] = doc[TIMING_KEY]
     kinds = {q: f["kind"] for q, f in failures.items() if "kind" in f}
     if kinds:
         metadata[FAILURE_KINDS_KEY] = kinds
@@ -194,8 +201,7 @@ def run_to_document(run: Run) -> dict:
     """The JSON document for ``run``: rankings in ``run.queries`` order, bare IDs where the score is null."""
     doc = run_header(run)
     doc["rankings"] = _rankings(run)
-    if run.failures:
-        doc["failures"] = failures_of(run)
+    doc.update(tail_of(run))
     return doc
 
 
@@ -210,6 +216,14 @@ def run_header(run: Run) -> dict:
     if run.order_source == "score":
         doc[ORDERED_BY_KEY] = "score"
     return doc
+
+
+def tail_of(run: Run) -> dict:
+    """The members after ``rankings``: ``failures`` and ``timing``, when the run has them."""
+    tail = {"failures": failures_of(run)} if run.failures else {}
+    if run.metadata.get(TIMING_KEY):
+        tail[TIMING_KEY] = run.metadata[TIMING_KEY]
+    return tail
 
 
 def failures_of(run: Run) -> dict:

@@ -53,11 +53,11 @@ def render_run(run: Run) -> list:
     frame = run.own_frame()
     _check(run, frame)
     header = json_run.run_header(run)
-    tail = {"failures": json_run.failures_of(run)} if run.failures else {}
+    tail = json_run.tail_of(run)
     try:
         text = sj.render({**header, "rankings": {}, **tail}, json_run._LAYOUT)
         sj.encode_checked(text, strict=True, file=None)  # the header and tail as the loader reads them
-        json_run.document_to_run({**header, "rankings": {}, **tail}, None)
+        json_run.document_to_run({**header, "rankings": {}, **tail}, None, queries=run.queries)
     except InvalidInput:
         raise _Doubt("header") from None
     if text.count(_PLACEHOLDER) != 1:

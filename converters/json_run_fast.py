@@ -149,7 +149,7 @@ def _fast_parts(data, top: dict, file: str, allow_duplicates: bool, part_bytes: 
     failures = skeleton.get("failures", {})
     if any(q in failures for q, _ in spans) or not all(map(sj.id_is_valid, (q for q, _ in spans))):
         raise _Fallback("query IDs")
-    shell = json_run._to_model({**skeleton, "rankings": {}}, file, allow_duplicates)
+    shell = json_run._to_model({**skeleton, "rankings": {}}, file, allow_duplicates, queries=[q for q, _ in spans])
     first = True
     for chunk in _chunks(spans, base, part_bytes):
         yield _chunk_part(data, chunk, base, shell, file, allow_duplicates, first)
@@ -306,12 +306,15 @@ def _where(out: list, k: int) -> tuple:
 
 
 def join_parts(parts: list[Run]) -> Run:
-    """One Run of parts read from one file (queries in order, the first part's failures)."""
+    """One Run of parts read from one file (queries in order; the failures and metadata of whichever part carries
+    them: the first of a run document, the last of a JSON Lines file, which learns its failures and timing last)."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
     frame = pl.concat([p.frame for p in parts], rechunk=True)
-    return Run(frame=frame, queries=tuple(q for p in parts for q in p.queries), failures=first.failures,
+    metadata = {k: v for p in parts for k, v in p.metadata.items()}
+    return Run(frame=frame, queries=tuple(q for p in parts for q in p.queries),
+               failures={q: r for p in parts for q, r in p.failures.items()},
                run_id=first.run_id, dataset_id=first.dataset_id, dataset_version=first.dataset_version,
-               metadata=first.metadata, order=None, order_source=first.order_source, source=first.source,
+               metadata=metadata, order=None, order_source=first.order_source, source=first.source,
                unique_checked=first.unique_checked)

@@ -30,6 +30,7 @@ from trec_bridge.model import Run
 
 from . import json_run, json_run_dump, json_run_fast
 from . import strict_json as sj
+from .run_timing import TIMING_KEY, check_timing, record_timing
 
 FORMAT = "trec-bridge.run-lines"
 PART_ROWS = 1 << 20  # entries per part handed on (about 60 MB of columns)
@@ -52,16 +53,20 @@ def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = Fa
         seen: dict[str, int] = {}
         failures: dict[str, str] = {}
         kinds: dict[str, str] = {}
+        timing: dict[str, dict] = {}
         out, held = [], 0
         for n, line in enumerate(lines, 2):
             record = _record(line, n, file)
             if record is None:
                 continue
-            q, columns, failure = record
+            q, columns, failure, timed = record
             if q in seen:
                 raise InvalidInput("E_RUN_DUPLICATE_QUERY", f"query {quote(q)} has a record on line {seen[q]} and again "
                                    f"on line {n}; keep one", file=file, line=n, query=q)
             seen[q] = n
+            if timed:
+                check_timing({q: timed}, lambda _: True, file, at=(), line=n)
+                timing[q] = timed
             if failure is not None:
                 failures[q] = failure["reason"]
                 if "kind" in failure:
@@ -75,6 +80,8 @@ def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = Fa
         shell.failures = failures
         if kinds:
             shell.metadata = {**shell.metadata, json_run.FAILURE_KINDS_KEY: kinds}
+        if timing:
+            shell.metadata = {**shell.metadata, TIMING_KEY: timing}
         yield _part(out, shell, file, allow_duplicates, seen, last=True)
 
 
@@ -99,7 +106,7 @@ def _header(line: bytes, file: str) -> dict:
     with _at_line(1, file):
         doc = sj.parse_json(line, file)
         sj.check_format(doc, FORMAT, file)
-        for member in ("rankings", "failures"):
+        for member in ("rankings", "failures", "timing"):
             if member in doc:
                 raise sj.schema_error((member,), f"{member} go on their own lines in a {FORMAT} file, one query a line",
                                       file)
@@ -107,8 +114,8 @@ def _header(line: bytes, file: str) -> dict:
     return doc
 
 
-def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | None, dict | None] | None:
-    """(query ID, columns or None, failure or None) of line ``n``; None for the final line end."""
+def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | None, dict | None, dict] | None:
+    """(query ID, columns or None, failure or None, timing fields) of line ``n``; None for the final line end."""
     if not line.strip(b" \t\r\n"):
         if line.endswith(b"\n") or line:
             raise InvalidInput("E_JSON_SYNTAX", f"line {n} is blank; a {FORMAT} file has one JSON object a line",
@@ -126,12 +133,13 @@ def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | No
         else:
             skeleton, ranking = sj.parse_json(line, file), None
         q = _check_record(skeleton, file)
+        timed = record_timing(skeleton)
         if "failure" in skeleton:
-            return q, None, skeleton["failure"]
+            return q, None, skeleton["failure"], timed
         if ranking is None:
-            return q, ([], []), None
+            return q, ([], []), None, timed
         try:
-            return q, json_run_fast._decode(ranking, q, file), None
+            return q, json_run_fast._decode(ranking, q, file), None, timed
         except InvalidInput as exc:  # found in the ranking alone: its path and column within the line
             raise _within(exc, q, start) from None
 
@@ -209,20 +217,26 @@ def _render(run: Run) -> list:
     frame = run.own_frame()
     json_run_dump._check(run, frame)
     header = {**json_run.run_header(run), "format": FORMAT}
-    failures = json_run.failures_of(run)
+    tail = json_run.tail_of(run)
     try:
-        json_run.document_to_run({**json_run.run_header(run), "rankings": {}, **({"failures": failures} if failures
-                                                                                 else {})}, None)
+        json_run.document_to_run({**json_run.run_header(run), "rankings": {}, **tail}, None, queries=run.queries)
     except InvalidInput:
         raise json_run_dump._Doubt("header") from None
     lists = json_run_dump.entry_lists(frame) if frame.height else {}
+    timed = _timing_texts(tail.get(TIMING_KEY, {}))
     pieces = [json_run_dump._utf8(sj._compact(header)), b"\n"]
     for q in run.queries:
-        pieces += [b'{"query_id": ', json_run_dump.json_text(q), b', "ranking": [', lists.get(q, b""), b"]}\n"]
-    for q, failure in failures.items():
+        pieces += [b'{"query_id": ', json_run_dump.json_text(q), b', "ranking": [', lists.get(q, b""), b"]",
+                   timed.get(q, b""), b"}\n"]
+    for q, failure in tail.get("failures", {}).items():
         pieces += [b'{"query_id": ', json_run_dump.json_text(q), b', "failure": ',
-                   json_run_dump._utf8(sj._compact(failure)), b"}\n"]
+                   json_run_dump._utf8(sj._compact(failure)), timed.get(q, b""), b"}\n"]
     return pieces
+
+
+def _timing_texts(timing: dict) -> dict[str, bytes]:
+    """Each timed query's fields as they follow its ranking or failure on its line: ``, "latency_ms": 12.5``."""
+    return {q: json_run_dump._utf8(", " + sj._compact(t)[1:-1]) for q, t in timing.items()}
 
 
 def _refuse(run: Run) -> None:
@@ -238,6 +252,7 @@ def _render_slowly(run: Run) -> list:
     """A run the fast checks doubted and the document's checks accept (a hash collision): entry by entry."""
     doc = json_run.run_to_document(run)
     lines = [sj._compact({**json_run.run_header(run), "format": FORMAT})]
-    lines += [sj._compact({"query_id": q, "ranking": r}) for q, r in doc["rankings"].items()]
-    lines += [sj._compact({"query_id": q, "failure": f}) for q, f in doc.get("failures", {}).items()]
+    timing = doc.get(TIMING_KEY, {})
+    lines += [sj._compact({"query_id": q, "ranking": r, **timing.get(q, {})}) for q, r in doc["rankings"].items()]
+    lines += [sj._compact({"query_id": q, "failure": f, **timing.get(q, {})}) for q, f in doc.get("failures", {}).items()]
     return [(line + "\n").encode("utf-8") for line in lines]

@@ -184,7 +184,7 @@ class Evaluator:
             prepared = prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments)
             result = evaluate(prepared, self.measures, self.policy)
         label(result, self.dataset, self.measures.notes)
-        return Result(result, {**self._inputs, **_path_input("run", run)})
+        return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
     def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
         """Cross-check one run against the reference tools with the evaluator's judgments; see ``crosscheck``."""
@@ -195,7 +195,7 @@ class Evaluator:
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
             result = check(self.dataset, r, self.measures, tools, complete=complete)
-        return Crosscheck(result, {**self._inputs, **_path_input("run", run)})
+        return Crosscheck(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
     def _check_ids(self, run: Run, run_ints) -> None:
         """Integer IDs on one side against the other side's string spellings (7 against "007")."""
@@ -337,9 +337,10 @@ class Crosscheck:
     ('explained', ['tool', 'measure', 'strict', 'reference', 'emulation', 'agrees', 'axes'])
     """
 
-    def __init__(self, result, inputs: dict | None = None):
+    def __init__(self, result, inputs: dict | None = None, run_metadata: dict | None = None):
         self.result = result  # crosscheck.CrosscheckResult, for what this class does not surface
         self._inputs = inputs or {}
+        self._run = run_metadata or {}  # the run's system object and timing, reported as the CLI reports them
 
     @property
     def outcome(self) -> str:
@@ -400,7 +401,7 @@ class Crosscheck:
         from .crosscheck_report import full_report
         from .outputs import atomic_write
 
-        report = full_report(self.result, self._inputs or None)  # as the CLI writes it, file fingerprints included
+        report = full_report(self.result, self._inputs or None, self._run.get("system"), self._run.get("timing"))
         atomic_write(os.fspath(path), json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
     def write_reproducer(self, folder: str | os.PathLike):
@@ -428,9 +429,10 @@ class Result:
     ({'RR': 0.5}, {'RR': Fraction(1, 2)}, 'complete')
     """
 
-    def __init__(self, result: ScoreResult, inputs: dict | None = None):
+    def __init__(self, result: ScoreResult, inputs: dict | None = None, run_metadata: dict | None = None):
         self.result = result  # the scorer's full result, for what this class does not surface
         self._inputs = inputs or {}
+        self._run_metadata = run_metadata or {}  # the run's system object and timing, for the report
 
     @property
     def means(self) -> dict[str, float | None]:
@@ -476,7 +478,9 @@ class Result:
         from .outputs import atomic_write
         from .report import build_report, report_json
 
-        atomic_write(os.fspath(path), report_json(build_report(self.result, self._inputs)))
+        meta = self._run_metadata
+        atomic_write(os.fspath(path), report_json(build_report(self.result, self._inputs, meta.get("system"),
+                                                               meta.get("timing"))))
 
     def _rows(self) -> list[tuple[str, str, str]]:
         return [(name, "null" if m.value is None else f"{m.value:.4f}", str(m.eligible))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 
+from .conditions import compare_conditions, refuse_uncontrolled
 from .errors import InvalidInput, UsageError
 from .multitest import METHODS, adjust
 from .rag.compare import compare_measure, per_query_values
@@ -127,16 +128,19 @@ def shared_measures(reports: list[dict], asked: list[str] | None, paths: list[st
 def _side(report: dict, path: str, label: str, mark: str, source: str) -> dict:
     run = ((report.get("fingerprints") or {}).get("inputs") or {}).get("run") or {}
     return {"label": label, "mark": mark, "path": path, "run": run.get("path"), "outcome": report.get("outcome"),
-            "values_from": source, "protocol_fingerprint": report["fingerprints"]["protocol"]}
+            "values_from": source, "protocol_fingerprint": report["fingerprints"]["protocol"],
+            "system_fingerprint": report["fingerprints"].get("system")}
 
 
 def compare_systems(reports: list[dict], paths: list[str], *, labels: list[str] | None = None,
                     measures: list[str] | None = None, seed: int = 0, resamples: int = 10000,
                     confidence: float = 0.95, correction: str = "holm", test: str = "t",
-                    alpha: float = 0.05, step=None) -> dict:
+                    alpha: float = 0.05, step=None, single_variable: bool = False) -> dict:
     """The comparison of every pair of ``reports`` (two or more), as a JSON-ready dict.
 
     ``step(text)``: told of each pair as it starts (a progress line).
+    ``single_variable``: refuse (E_COMPARE_UNCONTROLLED) systems not shown to
+    differ from the first in one system key at most (conditions.py).
     """
     if len(reports) < 2:
         raise UsageError("E_USAGE", "compare needs two or more systems")
@@ -151,6 +155,9 @@ def compare_systems(reports: list[dict], paths: list[str], *, labels: list[str] 
     labels = unique_labels(labels or [short_label(_run_path(r) or p, f"system {i + 1}")
                                       for i, (r, p) in enumerate(zip(reports, paths))])
     marks = letters(len(reports))
+    conditions = compare_conditions(reports, labels)
+    if single_variable:
+        refuse_uncontrolled(conditions, paths[-1])
     systems = [_side(r, p, lab, mk, src) for r, p, lab, mk, (_, src) in zip(reports, paths, labels, marks, rows)]
     pairs = []
     for i in range(len(reports)):
@@ -167,7 +174,9 @@ def compare_systems(reports: list[dict], paths: list[str], *, labels: list[str] 
         "correction": {"method": correction, "description": METHODS[correction], "test": TESTS[test],
                        "alpha": alpha, "family": sum(len(p["measures"]) for p in pairs),
                        "scope": "each test's p-values over all pairs x measures"},
-        "notes": notes, "warnings": _warnings(reports, paths, rows),
+        "notes": notes, "warnings": _warnings(reports, paths, rows) + [
+            v for v in conditions["verdict"] if v.startswith("not a controlled")],
+        "conditions": conditions,
         "pairs": pairs, "winners": winners(systems, pairs, names, TESTS[test], alpha),
     }
 

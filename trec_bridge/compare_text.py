@@ -98,6 +98,16 @@ def pair_rows(cmp: dict) -> list[list[str]]:
     return rows
 
 
+def condition_lines(cmp: dict) -> list[str]:
+    """The single-variable rule's verdict and every system key that differs (conditions.py)."""
+    from .conditions import difference_lines
+
+    cond = cmp.get("conditions")
+    if not cond:
+        return []
+    return [f"conditions: {v}" for v in cond["verdict"]] + [f"  {d}" for d in difference_lines(cond)]
+
+
 def render_text(cmp: dict) -> str:
     """The terminal report: systems, protocol, the winner table, every pair, notes."""
     lines = [f"({s['mark']}) {s['label']}: {s['path']} ({s['outcome']}, values {s['values_from']})"
@@ -105,6 +115,7 @@ def render_text(cmp: dict) -> str:
     prints = {s["protocol_fingerprint"] for s in cmp["systems"]}
     lines.append(f"protocol fingerprints equal: {next(iter(prints))[:16]}..." if len(prints) == 1 else
                  "protocols equal except their measures (compared on the measures they share)")
+    lines += condition_lines(cmp)
     c = cmp["correction"]
     lines += [f"correction: {c['description']}, over {c['family']} tests of each kind; marks from the "
               f"{TEST_NAMES[c['test']]} at alpha {c['alpha']:g}",

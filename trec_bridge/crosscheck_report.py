@@ -4,11 +4,12 @@ from __future__ import annotations
 from .report import tool_stamp
 
 
-def full_report(result, inputs: dict | None = None) -> dict:
-    """The report ``crosscheck --json`` writes: ``crosscheck_report`` around the strict run's own report."""
+def full_report(result, inputs: dict | None = None, system: dict | None = None, timing: dict | None = None) -> dict:
+    """The report ``crosscheck --json`` writes: ``crosscheck_report`` around the strict run's own report (with the
+    run's system metadata and timing when it has them)."""
     from .report import build_report
 
-    return crosscheck_report(result, build_report(result.strict, inputs))
+    return crosscheck_report(result, build_report(result.strict, inputs, system, timing))
 
 
 def crosscheck_report(result, strict_report: dict) -> dict:

@@ -17,6 +17,7 @@ EXIT_INCOMPLETE = 2
 EXIT_UNEXPLAINED = 3
 EXIT_GATE_FAILED = 4
 EXIT_UNREPRODUCED = 5  # explain: no combination of the axes reproduces their figures
+EXIT_UNCONTROLLED = 6  # compare --single-variable: the systems differ in more than one key
 
 # code -> meaning.  Grouped by where the problem is found.
 ERROR_CODES: dict[str, str] = {
@@ -42,6 +43,8 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_DUPLICATE_DOC": "the same document twice in one query's ranking",
     "E_RUN_DUPLICATE_QUERY": "two records for the same query in a run",
     "E_RUN_QUERY_CONFLICT": "a query is both failed and ranked in a run",
+    "E_RUN_TIMING": "per-query timing for a query the run has no ranking or failure for, or a requested_at that is "
+                    "not an RFC 3339 date-time with its offset",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
     "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
     "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",
@@ -84,6 +87,10 @@ ERROR_CODES: dict[str, str] = {
     "E_THRESHOLDS": "an acceptance thresholds file (TOML) that is malformed or out of range",
     "E_REPEAT_PROTOCOL": "repeated runs of one system scored under different protocol fingerprints",
     "E_COMPARE_PROTOCOL": "two reports with different protocol fingerprints cannot be compared",
+    "E_COMPARE_UNCONTROLLED": "compare --single-variable: the systems' test conditions differ in more than one key "
+                              "(or are unknown), so the comparison is not a controlled one-variable comparison",
+    "E_REPEAT_SYSTEM": "repeated runs whose system objects differ in keys not marked expected to vary (--vary)",
+    "E_SYSTEM_FILE": "a --system-file that is not a JSON object or TOML table of JSON values",
     # score reports read back (compare)
     "E_REPORT_EXACT": "an exact fraction in a score report that does not parse, divides by zero or disagrees with its value",
     "E_REPORT_INCONSISTENT": "a score report whose parts contradict each other (rows without its measures, lists of other queries, counts)",
@@ -166,6 +173,12 @@ class InvalidInput(TrecBridgeError):
 
 class UsageError(TrecBridgeError):
     """A command-line or API argument is wrong: exit 1."""
+
+
+class UncontrolledComparison(TrecBridgeError):
+    """compare --single-variable refused systems differing in more than one key: exit 6 (a gate, not bad input)."""
+
+    exit_code = EXIT_UNCONTROLLED
 
 
 class ReferenceUnavailable(TrecBridgeError):

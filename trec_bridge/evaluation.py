@@ -17,14 +17,15 @@ from .scorer import Prepared, ScoreResult, evaluate, prepare_for
 
 
 def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure], policy: Policy, *,
-                        order: str = "score", split: str | None = None, fingerprint: bool = False
-                        ) -> ScoreResult | None:
+                        order: str = "score", split: str | None = None, fingerprint: bool = False,
+                        seen: dict | None = None) -> ScoreResult | None:
     """Score a plain TREC run, a run JSON document or a run in JSON Lines part by part (bounded memory); None
     when it must be read whole.
 
     Whole means: a dataset that collapses chunks (its own chunk map), a
     gzipped TREC file, one with a sidecar, another JSON layout (ranx), or a
     TREC query whose lines are split by another query's across parts.
+    ``seen``: filled with the parts' run metadata (system, timing, ...).
     """
     from .model import QueryNotContiguous
     from .scorer import score_parts
@@ -35,10 +36,18 @@ def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure]
     if parts is None:
         return None
     try:
-        with closing(parts):  # closed at once on any exit
-            return score_parts(dataset, parts, measures, policy, split=split)
+        with closing(_watched(parts, {} if seen is None else seen)) as watched:  # closed at once on any exit
+            return score_parts(dataset, watched, measures, policy, split=split)
     except QueryNotContiguous:
         return None
+
+
+def _watched(parts, seen: dict):
+    """``parts`` passed on, their run metadata gathered into ``seen``; closing it closes ``parts``."""
+    with closing(parts):
+        for part in parts:
+            seen.update(part.metadata)
+            yield part
 
 
 def _run_parts(run_path: str, order: str, fingerprint: bool):

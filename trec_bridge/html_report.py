@@ -6,8 +6,8 @@ measures: a measure is a column or a row, never a special case.  Sections
 (docs/reports.md explains each):
 
 * protocol — the inputs with their fingerprints, the policy, the query set,
-  the statuses of the queries, and an (empty unless filled) ``system``
-  section for the system's own description (issue 23);
+  the statuses of the queries, and the ``system`` section: the run's test
+  conditions with filters called out (or a line saying they are unknown);
 * summary — the means, exact when short (numtext);
 * distributions — one histogram per measure of its per-query values;
 * per query — every query with its status and every value, nulls shown as
@@ -24,6 +24,7 @@ from html import escape
 
 from .html_page import Cell, Page
 from .numtext import p_text, readable_exact
+from .system_meta import filter_keys, flatten
 
 STATUS_ORDER = ("ranked", "empty", "missing", "failed")
 
@@ -32,12 +33,28 @@ STATUS_ORDER = ("ranked", "empty", "missing", "failed")
 
 
 def system_section(page: Page, report: dict) -> None:
-    """The place for the system's own description (issue 23 fills ``report["system"]``); nothing until then."""
+    """The run's test conditions (``report["system"]``), filters first and marked; "unknown" when not given."""
     system = report.get("system")
-    if not system:
+    page.h3("System (test conditions)")
+    if system is None:
+        page.p("Not recorded: the run carries no system object and none was given (--system, --system-file), so the "
+               "conditions of this test are unknown.", "system-unknown")
         return
-    page.h3("System")
-    page.facts([(str(k), v if isinstance(v, str) else str(v)) for k, v in system.items()], "system-facts")
+    flat = flatten(system)
+    filters = filter_keys(system)
+    items = [("system fingerprint", report["fingerprints"].get("system", ""))]
+    items += [(f"{k} (filter)", _value_text(flat[k])) for k in filters]
+    items += [(k, _value_text(v)) for k, v in flat.items() if k not in filters]
+    page.facts(items, "system-facts")
+    if not filters:
+        page.p("No filter is stated (no key named *filter*): say so in the system object if none was applied.",
+               "system-no-filter")
+
+
+def _value_text(value) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def protocol_section(page: Page, report: dict) -> None:
@@ -103,6 +120,7 @@ def score_page(report: dict, charts: dict[str, bytes]) -> str:
     notes_section(page, report)
     protocol_section(page, report)
     summary_section(page, report)
+    timing_section(page, report.get("timing"), charts)
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query values")
@@ -110,10 +128,28 @@ def score_page(report: dict, charts: dict[str, bytes]) -> str:
     return page.render()
 
 
+def timing_section(page: Page, timing: dict | None, charts: dict[str, bytes]) -> None:
+    """The latency distribution beside the quality figures (timing.py); nothing when the run has no timing."""
+    if not timing:
+        return
+    page.h2("Latency", "latency")
+    page.facts([("timed queries", f"{timing['timed']} ({timing['untimed']} without timing, not counted)"),
+                ("median", f"{timing['median']:g} ms"), ("p95", f"{timing['p95']:g} ms"),
+                ("p99", f"{timing['p99']:g} ms"), ("max", f"{timing['max']:g} ms"),
+                ("percentiles", "nearest rank: the value at position ceil(p/100 x n) of the sorted latencies")],
+               "latency-facts")
+    page.table("slowest", ["query", "latency (ms)"], [[r["query_id"], r["latency_ms"]] for r in timing["slowest"]])
+    if "latency.png" in charts:
+        page.image(charts["latency.png"], "latency of the slowest queries with the median, p95 and p99")
+
+
 def score_charts(report: dict) -> dict[str, bytes]:
     from .rag import plots
 
-    return {"distributions.png": plots.distribution_chart(report["measures"], distribution_values(report))}
+    charts = {"distributions.png": plots.distribution_chart(report["measures"], distribution_values(report))}
+    if report.get("timing"):
+        charts["latency.png"] = plots.latency_chart(report["timing"])
+    return charts
 
 
 # ------------------------------------------------------------------ cross-check
@@ -145,6 +181,7 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
     page.table("crosscheck-summary", ["tool", "measure", "strict", "reference", "emulated", "agrees", "axes"], rows,
                row_class=classes)
     summary_section(page, strict)
+    timing_section(page, strict.get("timing"), charts)
     if "distributions.png" in charts:
         page.h2("Distributions over queries", "distributions")
         page.image(charts["distributions.png"], "histogram of each measure's per-query strict values")
@@ -166,6 +203,19 @@ def _axes(parts: list[dict]) -> str:
 # ------------------------------------------------------------------ compare
 
 
+def conditions_section(page: Page, cond: dict | None) -> None:
+    """The single-variable rule: its verdict and every differing system key, both values (conditions.py)."""
+    if not cond:
+        return
+    page.h3("Test conditions (the single-variable rule)")
+    for line in cond["verdict"]:
+        page.p(line, "warning" if line.startswith(("not a controlled", "conditions unknown")) else "note")
+    page.table("conditions", ["system", "against", "key", "change", "value in A", "value in B"],
+               [[p["b"], p["a"], d["key"], d["change"], _value_text(d["a"]) if d["change"] != "added" else "",
+                 _value_text(d["b"]) if d["change"] != "removed" else ""]
+                for p in cond["pairs"] for d in p["differences"]])
+
+
 def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[str, str, str], str]) -> str:
     from .compare_systems import TEST_NAMES
     from .compare_text import legend, winner_rows
@@ -178,6 +228,7 @@ def compare_page(cmp: dict, charts: dict[str, bytes], chart_names: dict[tuple[st
     page.h2("Systems and protocol", "protocol")
     page.table("systems", ["mark", "system", "report", "run", "outcome", "values from"],
                [[s["mark"], s["label"], s["path"], s["run"], s["outcome"], s["values_from"]] for s in cmp["systems"]])
+    conditions_section(page, cmp.get("conditions"))
     c = cmp["correction"]
     prints = sorted({s["protocol_fingerprint"] for s in cmp["systems"]})
     page.facts([("protocol", f"equal: {prints[0]}" if len(prints) == 1 else

@@ -53,9 +53,12 @@ def _is_exact_key(key) -> bool:
     return isinstance(key, str) and (key == "exact" or key.endswith("_exact"))
 
 
+USER_OBJECTS = ("system",)  # the user's own objects (a run's test conditions): kept as given, whatever their keys
+
+
 def _strip(node):
     if isinstance(node, dict):
-        return {k: (_nulled(v) if _is_exact_key(k) else _strip(v)) for k, v in node.items()}
+        return {k: (v if k in USER_OBJECTS else _nulled(v) if _is_exact_key(k) else _strip(v)) for k, v in node.items()}
     if isinstance(node, list):
         return [_strip(v) for v in node]
     return node

@@ -12,6 +12,8 @@ from fractions import Fraction
 from . import __version__
 from .numtext import exact_text, readable_exact
 from .scorer import ScoreResult
+from .system_meta import system_fingerprint, system_lines
+from .timing import timing_line, timing_summary
 
 REPORT_FORMAT = "trec-bridge.report"
 REPORT_VERSION = 1
@@ -31,8 +33,11 @@ def shown(value: float | None, integer: bool) -> float | int | None:
     return int(value) if integer and value is not None else value
 
 
-def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> dict:
-    """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256}."""
+def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None, system: dict | None = None,
+                 timing: dict | None = None) -> dict:
+    """The report as a JSON-ready dict; ``inputs`` maps a role (dataset, run, chunk_map) to {path, sha256};
+    ``system``: the run's test conditions (its ``system`` object), stored with their own fingerprint;
+    ``timing``: the run's per-query timing (Run.metadata["timing"]), reported as its distribution."""
     rows = result.queries
     counts = {str(m) for m in result.measures if m.integer}
     no_answer = [q for q in rows if q.answerable is False]
@@ -92,11 +97,27 @@ def build_report(result: ScoreResult, inputs: dict[str, dict] | None = None) -> 
         "order": result.order,
         "outcome": "complete" if result.complete else "incomplete",
     }
+    _add_optional(report, result, system, timing)
+    return report
+
+
+def _add_optional(report: dict, result: ScoreResult, system: dict | None, timing: dict | None) -> None:
+    """The members a report has only when there is something to say: system, timing, notes, chunk evidence."""
+    add_system(report, system)
+    latency = timing_summary(timing, [q.query_id for q in result.queries]) if timing else None
+    if latency is not None:
+        report["timing"] = latency
     if result.extra:
         report["notes"] = result.extra
     if result.chunk_evidence is not None:
         report["chunk_evidence"] = result.chunk_evidence.to_dicts()
-    return report
+
+
+def add_system(report: dict, system: dict | None) -> None:
+    """The run's test conditions and their fingerprint (not part of the protocol's), when known."""
+    if system is not None:
+        report["system"] = system
+        report["fingerprints"]["system"] = system_fingerprint(system)
 
 
 def report_json(report: dict) -> str:
@@ -109,9 +130,10 @@ def _fmt(value: float | None, integer: bool = False) -> str:
     return str(int(value)) if integer else f"{value:.4f}"
 
 
-def render_table(result: ScoreResult) -> str:
-    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete."""
-    lines = []
+def render_table(result: ScoreResult, system: dict | None = None, timing: dict | None = None) -> str:
+    """A readable summary: means with exact values (when short: numtext), counts, and what made the run incomplete;
+    the run's test conditions (``system``) above them and its latency distribution (``timing``) below, when known."""
+    lines = system_block(system)
     width = max([len(str(m)) for m in result.measures] + [7])
     counts = {str(m) for m in result.measures if m.integer}
     exacts = {name: readable_exact(mean.exact, mean.value) for name, mean in result.means.items()}
@@ -134,8 +156,18 @@ def render_table(result: ScoreResult) -> str:
         why = "not in the qrels" if t.query_source == "qrels" else "declared unjudged by the dataset"
         lines.append(f"unjudged run queries ({len(t.unjudged_queries)}, {why}, excluded): "
                      f"{_ids(t.unjudged_queries)}")
+    if timing:
+        lines += timing_line(timing_summary(timing, [q.query_id for q in t.queries]))
     lines.append(f"outcome: {'complete' if t.complete else 'INCOMPLETE'} (policy {t.policy.name})")
     return "\n".join(lines) + "\n"
+
+
+def system_block(system: dict | None) -> list[str]:
+    """The terminal lines of a run's test conditions: ``system (sha256 1a2b3c4d5e6f):`` then one key a line."""
+    if system is None:
+        return []
+    head = f"system (fingerprint {system_fingerprint(system)[:12]}):" + ("" if system else " {} (no keys)")
+    return [head] + [f"  {line}" for line in system_lines(system)] + [""]
 
 
 def _ids(ids: list[str], limit: int = 10) -> str:

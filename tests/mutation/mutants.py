@@ -246,8 +246,8 @@ MUTANTS = [
            FAMILIES_TEST + "test_rprec"),
     # bpref: min(n, R) non-relevant documents above a relevant one count
     Mutant("bpref without min(n, R)",
-           r"np\.minimum\(before, big_r\)",
-           "before",
+           r"capped = np\.minimum\(before, big_r\)",
+           "capped = before",
            FAMILIES_TEST + "test_bpref"),
     Mutant("bpref counts negative grades as judged non-relevant",
            r"\(\(r\.grade >= 0\) & (\(r\.grade < rel\))\)",

@@ -35,7 +35,15 @@ strict JSON rules, its schema (E_JSON_SCHEMA), exact values that parse and
 agree with their values (E_REPORT_EXACT) and parts that agree with each other
 (E_REPORT_INCONSISTENT).
 
-Exit codes: 0 compared; 1 invalid input or different protocols."""
+Test conditions (docs/rag.md): every system key (the reports' "system"
+objects, by dotted path) in which a system differs from the first is listed,
+added, removed or changed with both values. More than one differing key: the
+comparison is not a controlled one-variable comparison (a warning;
+--single-variable refuses it, exit 6, E_COMPARE_UNCONTROLLED, as it refuses
+systems whose conditions are unknown).
+
+Exit codes: 0 compared; 1 invalid input or different protocols; 6 not a
+one-variable comparison under --single-variable."""
 
 
 def add_parser(sub) -> None:
@@ -65,6 +73,9 @@ def add_parser(sub) -> None:
                    help="resamples of the randomization test and the bootstrap (default 10000, at most 1,000,000)")
     p.add_argument("--confidence", type=float, default=0.95, metavar="C",
                    help="confidence level of the bootstrap interval (default 0.95)")
+    p.add_argument("--single-variable", action="store_true",
+                   help="refuse (exit 6, E_COMPARE_UNCONTROLLED) unless every system differs from the first in one "
+                        "system key at most, and all test conditions are known (docs/rag.md)")
     add_report_options(p, per_query=False)
     p.add_argument("--latex", metavar="OUT", help="write the winner table as a LaTeX table (booktabs)")
     p.add_argument("--markdown", metavar="OUT", help="write the winner table as Markdown")
@@ -112,7 +123,8 @@ def run(args) -> int:
         cmp = compare_systems(reports, list(args.inputs), labels=args.label or None, measures=measures,
                               seed=args.seed, resamples=args.resamples, confidence=args.confidence,
                               correction=args.correction, test=args.test, alpha=args.alpha,
-                              step=lambda text: setattr(shown, "detail", text))
+                              step=lambda text: setattr(shown, "detail", text),
+                              single_variable=args.single_variable)
     say_notes(parsed.notes if parsed else [])
     if args.json:
         atomic_write(args.json, json_report_text(cmp, args))
@@ -150,10 +162,12 @@ def _score_runs(args, measures) -> list[dict]:
     reports = []
     for path in args.inputs:
         with progress(f"scoring {path}"):
-            prepared = prepare_for(loaded.dataset, loaded.load_run(path), measures, policy, split=loaded.split)
+            run = loaded.load_run(path)
+            prepared = prepare_for(loaded.dataset, run, measures, policy, split=loaded.split)
             result = evaluate(prepared, measures, policy)
         roles = {"dataset": args.dataset, "run": path, "queries": args.queries}
-        reports.append(build_report(result, {r: {"path": p, "sha256": None} for r, p in roles.items() if p}))
+        reports.append(build_report(result, {r: {"path": p, "sha256": None} for r, p in roles.items() if p},
+                                    run.metadata.get("system")))
     return reports
 
 

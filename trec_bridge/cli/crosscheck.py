@@ -9,6 +9,7 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_UNEXPLAINED
 from ..messages import note
 from .inputs import add_input_arguments, load_inputs
 from .report_options import add_report_options, json_report_text, write_pages
+from .system_options import add_system_arguments, given_system, system_for
 
 
 
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
                    "ir_measures; ranx only when named, see `trec-bridge tools which`)")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     add_report_options(p, per_query=False)
+    add_system_arguments(p)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report: protocol, per-tool table with "
                    "each difference's axes, per-query differences (docs/reports.md)")
     p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
@@ -64,9 +66,10 @@ def io(args):
     from ..outputs import Declared
 
     tools = [t.strip() for t in _against(args).split(",") if t.strip() in TOOLS]
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map], outputs=[args.json, args.html],
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, args.system_file],
+                    outputs=[args.json, args.html],
                     folders=[(str(Path(args.repro_dir) / t), REPRO_FILES) for t in tools]
-                    + [(args.png_dir, ["distributions.png"])])
+                    + [(args.png_dir, ["distributions.png", "latency.png"])])
 
 
 def run(args) -> int:
@@ -80,12 +83,15 @@ def run(args) -> int:
 
     against = tools_asked(args.against)
     measures = parse_measures(args.measures)
+    given = given_system(args)
     loaded = load_inputs(args)
     with progress("cross-check") as shown:
         result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
                             chunk_map=loaded.chunk_map, complete=args.complete,
                             step=lambda text: setattr(shown, "detail", text))
-    report = full_report(result, input_fingerprints(loaded.roles(), hashed=bool(args.json or args.html)))
+    meta = loaded.run.metadata  # the run's own test conditions and timing travel with the strict figures
+    report = full_report(result, input_fingerprints(loaded.roles(), hashed=bool(args.json or args.html)),
+                         system_for(given, meta), meta.get("timing"))
     if args.json:
         atomic_write(args.json, json_report_text(report, args, allow_nan=True))
     if args.html or args.png_dir:

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cross-check against trec_eval, pytrec_eval and ir_measures.",
         epilog="Exit codes: 0 complete, 1 invalid input, 2 incomplete run (report still written), "
         "3 unexplained difference in a cross-check, 4 acceptance gate failed, 5 figures that explain "
-        "cannot reproduce.",
+        "cannot reproduce, 6 compare --single-variable: not a one-variable comparison.",
     )
     parser.add_argument("--version", action="version", version=f"trec-bridge {__version__}",
                         help="print trec-bridge's version and exit")

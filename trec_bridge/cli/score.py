@@ -7,6 +7,7 @@ import sys
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
+from .system_options import add_system_arguments, given_system, system_for
 from .report_options import (add_report_options, check_report_options, json_report_text,
                              write_pages)
 
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
                    help="strict (default), trec_eval, trec_eval_c, pytrec_eval, ir_measures, ranx, or a leaderboard "
                         "script's rules: msmarco, beir (docs/policy.md)")
     add_report_options(p)
+    add_system_arguments(p)
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (docs/reports.md); with the RAG "
                    "options below, the acceptance report (docs/rag.md)")
     p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
@@ -54,7 +56,10 @@ def add_parser(sub) -> None:
     rag.add_argument("--min-queries", type=int_option("--min-queries", 1), metavar="N",
                      help="eligible queries needed for a meaningful result (default: the thresholds file's, or 200)")
     rag.add_argument("--repeat", action="append", default=[], metavar="RUN",
-                     help="another run of the same system; repeatable (the method expects 3 runs in all)")
+                     help="another run of the same system; repeatable (the method expects 3 runs in all); a run "
+                          "whose system object differs from the main run's is refused (E_REPEAT_SYSTEM)")
+    rag.add_argument("--vary", action="append", default=[], metavar="KEY",
+                     help="a system key the repeats may differ in (repeatable, dotted, e.g. --vary seed)")
     rag.add_argument("--triage-k", type=int_option("--triage-k", 1, code="E_CUTOFF"), metavar="K", help="cutoff of the triage measures R@K and nDCG@K (default 10)")
     rag.add_argument("--triage-recall-below", metavar="X", help="list queries with R@K below X (default 0.3)")
     rag.add_argument("--triage-ndcg-below", metavar="X", help="list queries with nDCG@K below X (default 0.5)")
@@ -68,9 +73,10 @@ def io(args):
     from ..rag.options import AcceptanceOptions
 
     gate = args.gate if isinstance(args.gate, str) else None
-    chart = "tiers.png" if AcceptanceOptions.from_args(args).requested() else "distributions.png"
-    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat],
-                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, [chart])])
+    charts = ["tiers.png"] if AcceptanceOptions.from_args(args).requested() else ["distributions.png", "latency.png"]
+    return Declared(inputs=[args.dataset, args.run, args.queries, args.chunk_map, gate, args.thresholds, *args.repeat,
+                            args.system_file],
+                    outputs=[args.json, args.html, args.per_query], folders=[(args.png_dir, charts)])
 
 
 def run(args) -> int:
@@ -80,6 +86,7 @@ def run(args) -> int:
     from ..rag.options import AcceptanceOptions
 
     check_report_options(args)
+    given = given_system(args)  # a bad --system is refused before anything is read
     options = AcceptanceOptions.from_args(args)
     plan = None
     if options.requested():
@@ -92,18 +99,22 @@ def run(args) -> int:
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
     loaded = load_inputs(args, read_run=not in_parts)
+    metadata: dict = {}
     result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=loaded.order, split=args.split,
-                                 fingerprint=bool(args.json)) if in_parts else None
+                                 fingerprint=bool(args.json), seen=metadata) if in_parts else None
     prepared = None
     if result is None:
         if loaded.run is None:
             loaded.run = loaded.load_run(args.run)
         prepared, result = score_whole(loaded.dataset, loaded.run, measures, policy, split=loaded.split,
                                        chunk_map=loaded.chunk_map)
-    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes)
+        metadata = loaded.run.metadata
+    system = system_for(given, metadata)
+    return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes, system,
+                   metadata.get("timing"))
 
 
-def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
+def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict | None, timing: dict | None) -> int:
     """Write the JSON report and the acceptance outputs, print the table; the exit code."""
     from ..evaluation import input_fingerprints, label
     from ..outputs import atomic_write
@@ -114,10 +125,10 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     # fingerprints go into the JSON report, the HTML and the RAG outputs only: no hashing of a 7M-line run otherwise
     inputs = input_fingerprints(loaded.roles(), hashed=bool(args.json or plan or args.html))
     label(result, loaded.dataset, notes)
-    acceptance = plan.assess(result, prepared, loaded, inputs) if plan else None
+    acceptance = plan.assess(result, prepared, loaded, inputs, system, tuple(args.vary)) if plan else None
     report = None
     if args.json or args.per_query or args.format != "table" or args.html or args.png_dir:
-        report = build_report(result, inputs)
+        report = build_report(result, inputs, system, timing)
         if acceptance is not None:
             report["rag"] = acceptance.to_json()
     if args.json:
@@ -127,14 +138,14 @@ def _report(args, plan, loaded, prepared, result, notes: list[str]) -> int:
     if acceptance is None and (args.html or args.png_dir):
         write_pages(report, args.html, args.png_dir, "score")
     if args.format == "table":
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(render_table(result, system, timing))
     elif args.format == "json":
         sys.stdout.write(json_report_text(report, args))
     else:
         sys.stdout.write(score_summary(report, args.format))
     say_notes(notes)  # after scoring: a rejected input still gets one error line
     if acceptance is not None:
-        plan.write_outputs(acceptance, inputs)
+        plan.write_outputs(acceptance, inputs, system)
         sys.stdout.write(acceptance.render_text())
         return acceptance.exit_code()
     return EXIT_OK if result.complete else EXIT_INCOMPLETE

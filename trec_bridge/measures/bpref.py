@@ -32,10 +32,11 @@ def bpref(r: Ranking, m, ctx) -> Values:
     big_r = n_rel[query]
     floor = np.minimum(n_nonrel[query], big_r)  # min(N, R) >= 1 wherever before > 0
     seen = before > 0
-    num = np.where(seen, floor - np.minimum(before, big_r), 1)
+    capped = np.minimum(before, big_r)
+    num = np.where(seen, floor - capped, 1)
     den = np.where(seen, big_r * floor, big_r)
     # the double as m_bpref.c forms it: 1 - min(n, R) / min(N, R) (or 1) summed in rank order, then / R
-    term = np.where(seen, 1.0 - np.minimum(before, big_r) / np.maximum(floor, 1), 1.0)
+    term = np.where(seen, 1.0 - capped / np.maximum(floor, 1), 1.0)
     value = np.zeros(r.n_queries, dtype=np.float64)
     np.divide(np.bincount(query, weights=term, minlength=r.n_queries), n_rel, out=value, where=n_rel > 0)
     return Values(value, Terms(query.astype(np.int64), num.astype(np.int64), den.astype(np.int64)))

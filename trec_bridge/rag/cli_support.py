@@ -33,11 +33,15 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     measure_notes: list[str] = field(default_factory=list)  # what parsing MEASURES did (a dropped repeat)
 
-    def assess(self, result, prepared, loaded, fingerprints: dict) -> Acceptance:
+    def assess(self, result, prepared, loaded, fingerprints: dict, system: dict | None = None,
+               vary: tuple = ()) -> Acceptance:
         """``prepared``: the main run as ``result`` was scored from (scorer.prepare_for); ``loaded``: the
-        command's inputs (cli.inputs.Inputs), whose ``load_run`` reads the repeats with the main run's settings."""
+        command's inputs (cli.inputs.Inputs), whose ``load_run`` reads the repeats with the main run's settings.
+        ``system``: the main run's test conditions, which every repeat must share but for the ``vary`` keys;
+        a repeat without a system object of its own shares the one --system/--system-file gave."""
         from ..files import sha256_file
         from ..scorer import evaluate, prepare_for
+        from ..conditions import check_repeats
         from .triage import first_relevant_ranks
 
         results, labels = [result], [loaded.run_path]
@@ -46,6 +50,10 @@ class Plan:
         for n, path in enumerate(self.options.repeat, 2):
             sha = sha256_file(path) if Path(path).is_file() else None
             rep = loaded.load_run(path)
+            own = rep.metadata.get("system")
+            described = loaded.run.metadata.get("system") is None  # --system described the main run: its repeats too
+            check_repeats([system, own if own is not None else (system if described else None)],
+                          [loaded.run_path, path], vary)
             again = prepare_for(prepared.dataset, rep, self.measures, result.policy, chunk_map=prepared.chunk_map)
             results.append(evaluate(again, self.measures, result.policy))
             ranks.append(first_relevant_ranks(again))
@@ -58,7 +66,7 @@ class Plan:
         acc.warnings = self.warnings
         return acc
 
-    def write_outputs(self, acceptance: Acceptance, inputs: dict) -> None:
+    def write_outputs(self, acceptance: Acceptance, inputs: dict, system: dict | None = None) -> None:
         if not (self.options.html or self.options.png_dir):
             return
         from ..outputs import atomic_write
@@ -68,7 +76,7 @@ class Plan:
         if self.options.png_dir:
             write_pngs(self.options.png_dir, charts)
         if self.options.html:
-            atomic_write(self.options.html, html.acceptance_page(acceptance, inputs, charts))
+            atomic_write(self.options.html, html.acceptance_page(acceptance, inputs, charts, system))
 
 
 def write_pngs(folder: str, charts: dict[str, bytes]) -> None:

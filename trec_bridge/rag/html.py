@@ -20,7 +20,17 @@ def _inputs_table(page: Page, inputs: dict) -> None:
 # ------------------------------------------------------------------ score
 
 
-def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
+def _system(page: Page, system: dict | None) -> None:
+    """The test conditions as the evaluation report shows them (html_report.system_section)."""
+    from ..html_report import system_section
+    from ..system_meta import system_fingerprint
+
+    system_section(page, {"system": system,
+                          "fingerprints": {"system": system_fingerprint(system)} if system is not None else {}})
+
+
+def acceptance_page(acc, inputs: dict, charts: dict[str, bytes], system: dict | None = None) -> str:
+    """``system``: the runs' test conditions (one fixed system: --repeat refuses others), shown with the inputs."""
     from .tiers import fraction_decimal
 
     data = acc.to_json()
@@ -32,6 +42,7 @@ def acceptance_page(acc, inputs: dict, charts: dict[str, bytes]) -> str:
     page.h2("Inputs")
     _inputs_table(page, inputs)
     page.p(f"protocol fingerprint: {acc.combined.protocol_fingerprint}", "note")
+    _system(page, system)
 
     page.h2("Acceptance tiers")
     page.p(f"thresholds: {acc.thresholds.source}", "note")

@@ -171,3 +171,20 @@ def stage_chart(names: list[str], recalls: list[float | None], lost: list[int], 
     ax2.legend(fontsize=8)
     fig.tight_layout()
     return _png(fig)
+
+
+@chart
+def latency_chart(timing: dict) -> bytes:
+    """The slowest queries' latencies as bars, with the median, p95 and p99 of all timed queries as lines."""
+    rows = timing["slowest"][::-1]
+    fig = _figure(7.5, 0.45 * len(rows) + 1.8)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.barh(range(len(rows)), [r["latency_ms"] for r in rows], color="#0969da")
+    ax.set_yticks(range(len(rows)), [_short(r["query_id"]) for r in rows], fontsize=8)
+    for name, style in (("median", ":"), ("p95", "--"), ("p99", "-.")):
+        ax.axvline(timing[name], color="#cf222e", linestyle=style, label=f"{name} {timing[name]:g} ms")
+    ax.set_xlabel("latency (ms)", fontsize=8)
+    ax.set_title(f"slowest queries of {timing['timed']} timed (percentiles: nearest rank)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return _png(fig)
