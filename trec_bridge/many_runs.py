@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from .errors import TrecBridgeError
 
 GLOB_CHARS = "*?["
+PRELOAD = ["trec_bridge.scorer", "trec_bridge.report", "trec_bridge.evaluation", "trec_bridge.many_runs",
+           "converters.detect", "converters.trec_run_parts", "converters.trec_qrels"]
 
 
 @dataclass
@@ -96,6 +98,7 @@ def score_all(job, runs: list, jobs: int | None = None) -> list[RunOutcome]:
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)  # each worker forks with these imported (importing starts no polars thread)
     with ProcessPoolExecutor(min(jobs, len(runs)), mp_context=context, initializer=_install,
                              initargs=(job,)) as pool:
         return list(pool.map(_score_installed, runs))
