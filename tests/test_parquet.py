@@ -113,3 +113,13 @@ def test_score_many_takes_parquet_runs(work):
                              "--format", "tsv", "--jobs", "1")
     assert code == 0, err
     assert [line.split("\t")[1:] for line in out.splitlines()[1:]] == [["complete", repr(11 / 12)]] * 2
+
+
+def test_a_parquet_run_query_outside_a_json_dataset_is_refused(work):
+    from pathlib import Path
+
+    dataset = Path(__file__).parent / "malformed" / "valid" / "dataset.json"
+    pl.DataFrame({"query_id": ["q1", "q9"], "doc_id": ["d1", "d1"], "score": [1.0, 2.0]}) \
+        .write_parquet(work / "unk.parquet")
+    status, _, err = run_cli("score", dataset, work / "unk.parquet", "P@1")
+    assert status == 1 and "[E_RUN_UNKNOWN_QUERY]" in err and "unk.parquet" in err and "q9" in err

@@ -1,8 +1,8 @@
 """Many runs against one dataset: each run scored alone, in parallel worker processes, one outcome per run.
 
 ``trec-bridge score-many`` and ``Evaluator.score_many`` share this.  A job
-(``ScoreJob``) knows how to score one run given by its path or object and
-returns a ``RunOutcome``: the result, or the error that made that run
+(the CLI's ``cli.score_many.FileJob``, the API's ``_EvaluatorJob``) scores one
+run given by its path or object and returns a ``RunOutcome``: the result, or the error that made that run
 invalid.  A bad run never stops the others.
 
 Workers are started with the *forkserver* context, not fork: polars' thread
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .errors import TrecBridgeError
 
 GLOB_CHARS = "*?["
 PRELOAD = ["trec_bridge.scorer", "trec_bridge.report", "trec_bridge.evaluation", "trec_bridge.many_runs",
-           "converters.detect", "converters.trec_run_parts", "converters.trec_qrels"]
+           "trec_bridge.cli.score_many", "converters.detect", "converters.trec_run_parts", "converters.trec_qrels"]
 
 
 @dataclass
@@ -110,75 +110,3 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-@dataclass
-class FileJob:
-    """What ``score-many`` scores each run with, as ``score`` would: the settings by value, the dataset read lazily.
-
-    Only paths and settings travel to a worker; each worker reads the
-    dataset (and chunk map) once, on its first run.
-    """
-
-    dataset: str
-    queries: str | None
-    rel: int | None
-    split: str | None
-    chunk_map: str | None
-    order: str | None
-    policy: str
-    measures: str
-    json: bool = False
-    json_floats: bool = False
-    _loaded: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def load(self):
-        """The dataset, chunk map, measures and policy (read once per process); dataset errors raise."""
-        if not self._loaded:
-            from argparse import Namespace
-
-            from . import references  # noqa: F401  (a reference tool's module registers its policy)
-            from .cli.inputs import load_inputs
-            from .measures import parse_measures
-            from .policy import get_policy
-
-            args = Namespace(**{k: getattr(self, k) for k in ("dataset", "queries", "rel", "split", "chunk_map",
-                                                              "order", "policy")})
-            self._loaded.update(inputs=load_inputs(args, read_run=False), measures=parse_measures(self.measures),
-                                policy=get_policy(self.policy))
-        return self._loaded
-
-    def score_one(self, run_path: str) -> RunOutcome:
-        try:
-            return self._score(run_path)
-        except TrecBridgeError as exc:
-            return outcome_of_error(run_path, exc)
-        except MemoryError:
-            return outcome_of_error(run_path, TrecBridgeError("E_TOO_LARGE", "ran out of memory scoring this run",
-                                                              file=run_path))
-
-    def _score(self, run_path: str) -> RunOutcome:
-        """``score RUN`` without the acceptance options: read in parts when it can, else whole; the same report."""
-        from types import SimpleNamespace
-
-        from .cli.report_options import json_report_text
-        from .evaluation import input_fingerprints, label, score_file_in_parts, score_whole
-        from .report import build_report
-
-        loaded = self.load()
-        inputs, measures, policy = loaded["inputs"], loaded["measures"], loaded["policy"]
-        result = None
-        if not self.chunk_map:
-            result = score_file_in_parts(inputs.dataset, run_path, measures, policy, order=inputs.order,
-                                         split=self.split, fingerprint=self.json)
-        if result is None:
-            _, result = score_whole(inputs.dataset, inputs.load_run(run_path), measures, policy,
-                                    split=inputs.split, chunk_map=inputs.chunk_map)
-        label(result, inputs.dataset, measures.notes)
-        text = None
-        if self.json:
-            roles = {**inputs.roles(), "run": run_path}
-            roles = {k: roles[k] for k in ("dataset", "run", "queries", "chunk_map") if k in roles}
-            report = build_report(result, input_fingerprints(roles, hashed=True))
-            text = json_report_text(report, SimpleNamespace(json_floats=self.json_floats))
-        return RunOutcome(run_path, result=result, report_text=text)

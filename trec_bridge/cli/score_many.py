@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
+from dataclasses import dataclass, field
+
+from ..errors import EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK, TrecBridgeError
 from ..integers import int_option
+from ..many_runs import RunOutcome, outcome_of_error
 from ..tables import FORMATS
 from .inputs import add_input_arguments
 
@@ -58,7 +61,7 @@ def io(args):
 def run(args) -> int:
     import os
 
-    from ..many_runs import FileJob, expand_runs, report_name, score_all
+    from ..many_runs import expand_runs, report_name, score_all
     from ..outputs import atomic_write, make_dirs
     from . import say_notes
 
@@ -96,3 +99,75 @@ def render_outcomes(outcomes, measures: list[str], fmt: str) -> str:
         status = f"invalid {o.error['code']}" if o.error else o.status
         rows.append([o.run, status, *[None if o.result is None else o.result.means[m].value for m in measures]])
     return render(["run", "status", *measures], rows, fmt)
+
+
+@dataclass
+class FileJob:
+    """What ``score-many`` scores each run with, as ``score`` would: the settings by value, the dataset read lazily.
+
+    Only paths and settings travel to a worker; each worker reads the
+    dataset (and chunk map) once, on its first run.
+    """
+
+    dataset: str
+    queries: str | None
+    rel: int | None
+    split: str | None
+    chunk_map: str | None
+    order: str | None
+    policy: str
+    measures: str
+    json: bool = False
+    json_floats: bool = False
+    _loaded: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def load(self):
+        """The dataset, chunk map, measures and policy (read once per process); dataset errors raise."""
+        if not self._loaded:
+            from argparse import Namespace
+
+            from .. import references  # noqa: F401  (a reference tool's module registers its policy)
+            from .inputs import load_inputs
+            from ..measures import parse_measures
+            from ..policy import get_policy
+
+            args = Namespace(**{k: getattr(self, k) for k in ("dataset", "queries", "rel", "split", "chunk_map",
+                                                              "order", "policy")})
+            self._loaded.update(inputs=load_inputs(args, read_run=False), measures=parse_measures(self.measures),
+                                policy=get_policy(self.policy))
+        return self._loaded
+
+    def score_one(self, run_path: str) -> RunOutcome:
+        try:
+            return self._score(run_path)
+        except TrecBridgeError as exc:
+            return outcome_of_error(run_path, exc)
+        except MemoryError:
+            return outcome_of_error(run_path, TrecBridgeError("E_TOO_LARGE", "ran out of memory scoring this run",
+                                                              file=run_path))
+
+    def _score(self, run_path: str) -> RunOutcome:
+        """``score RUN`` without the acceptance options: read in parts when it can, else whole; the same report."""
+        from types import SimpleNamespace
+
+        from .report_options import json_report_text
+        from ..evaluation import input_fingerprints, label, score_file_in_parts, score_whole
+        from ..report import build_report
+
+        loaded = self.load()
+        inputs, measures, policy = loaded["inputs"], loaded["measures"], loaded["policy"]
+        result = None
+        if not self.chunk_map:
+            result = score_file_in_parts(inputs.dataset, run_path, measures, policy, order=inputs.order,
+                                         split=self.split, fingerprint=self.json)
+        if result is None:
+            _, result = score_whole(inputs.dataset, inputs.load_run(run_path), measures, policy,
+                                    split=inputs.split, chunk_map=inputs.chunk_map)
+        label(result, inputs.dataset, measures.notes)
+        text = None
+        if self.json:
+            roles = {**inputs.roles(), "run": run_path}
+            roles = {k: roles[k] for k in ("dataset", "run", "queries", "chunk_map") if k in roles}
+            report = build_report(result, input_fingerprints(roles, hashed=True))
+            text = json_report_text(report, SimpleNamespace(json_floats=self.json_floats))
+        return RunOutcome(run_path, result=result, report_text=text)
