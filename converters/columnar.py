@@ -31,7 +31,8 @@ def _frame(path: str | Path, kind: str, columns: tuple[str, ...]) -> pl.DataFram
         if kind == "ipc":
             lazy = pl.scan_ipc(name)
         else:
-            lazy = pl.scan_parquet(os.path.join(name, "**", "*.parquet") if os.path.isdir(name) else name)
+            lazy = pl.scan_parquet(name, hive_partitioning=True, hive_schema=_hive_keys(Path(name)),
+                                   try_parse_hive_dates=False) if os.path.isdir(name) else pl.scan_parquet(name)
         frame = lazy.collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise InvalidInput("E_COLUMNAR", f"cannot read this {'Arrow IPC' if kind == 'ipc' else 'Parquet'} "
@@ -42,6 +43,16 @@ def _frame(path: str | Path, kind: str, columns: tuple[str, ...]) -> pl.DataFram
         raise InvalidInput("E_COLUMNAR", f"lacks column(s) {', '.join(missing)} (ir_measures' names: "
                            f"{', '.join(columns)})", file=name)
     return frame
+
+
+def _hive_keys(folder: Path) -> dict:
+    """Every hive partition key (``query_id=007`` folders) read as text: a partition value is an ID as written,
+    never a number polars would infer (007 -> 7)."""
+    keys = {}
+    for p in folder.rglob("*=*"):
+        if p.is_dir():
+            keys[p.name.partition("=")[0]] = pl.String
+    return keys or None
 
 
 def _located(exc: TrecBridgeError, path) -> TrecBridgeError:

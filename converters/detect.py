@@ -45,9 +45,20 @@ def columnar_kind(path: str | Path) -> str | None:
         return "parquet"
     if name.endswith(IPC_SUFFIXES):
         return "ipc"
-    if Path(path).is_dir() and any(p.suffix.lower() == ".parquet" for p in Path(path).rglob("*.parquet")):
+    if Path(path).is_dir() and _holds_parquet(Path(path)):
         return "parquet"
     return None
+
+
+def _holds_parquet(folder: Path) -> bool:
+    """Parquet partition files in ``folder`` or in its hive partition folders (``key=value``), looked for no
+    deeper: a folder given by mistake (a home folder) is not walked whole."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return False
+    return any(p.suffix.lower() == ".parquet" and p.is_file() for p in entries) or \
+        any("=" in p.name and p.is_dir() and _holds_parquet(p) for p in entries)
 
 
 RUN_LINES_FORMAT = b'"trec-bridge.run-lines"'

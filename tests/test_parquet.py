@@ -123,3 +123,17 @@ def test_a_parquet_run_query_outside_a_json_dataset_is_refused(work):
         .write_parquet(work / "unk.parquet")
     status, _, err = run_cli("score", dataset, work / "unk.parquet", "P@1")
     assert status == 1 and "[E_RUN_UNKNOWN_QUERY]" in err and "unk.parquet" in err and "q9" in err
+
+
+def test_hive_partition_values_are_ids_as_written(work):
+    """query_id=007 folders: the ID is "007", not the number 7 polars would infer (which would match no judgment)."""
+    (work / "q.txt").write_text("007 0 d1 1\n7 0 d2 1\n")
+    for qid, doc in (("007", "d1"), ("7", "d9")):
+        part = work / "hive" / f"query_id={qid}"
+        part.mkdir(parents=True)
+        pl.DataFrame({"doc_id": [doc], "score": [1.0]}).write_parquet(part / "0.parquet")
+    out = work / "report.json"
+    code, _, err = run_cli("score", work / "q.txt", work / "hive", "P@1", "--json", out)
+    assert code == 0, err
+    per_query = {q["query_id"]: q["values"]["P@1"] for q in json.loads(out.read_text())["per_query"]}
+    assert per_query == {"007": 1.0, "7": 0.0}
