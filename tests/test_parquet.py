@@ -45,12 +45,13 @@ def exact_means(work, qrels, run) -> dict[str, Fraction]:
     return {k: Fraction(v["exact"]) for k, v in json.loads(out.read_text())["means"].items()}
 
 
-def test_trec_to_parquet_to_trec_gives_the_same_run(work):
-    assert run_cli("convert", "run", work / "run.trec", work / "run.parquet")[0] == 0
-    frame = pl.read_parquet(work / "run.parquet")
+@pytest.mark.parametrize("name, read", [("run.parquet", pl.read_parquet), ("run.arrow", pl.read_ipc)])
+def test_trec_to_parquet_to_trec_gives_the_same_run(work, name, read):
+    assert run_cli("convert", "run", work / "run.trec", work / name)[0] == 0
+    frame = read(work / name)
     assert frame.columns == ["query_id", "doc_id", "score", "run_id"]
     assert frame.get_column("score").to_list() == [3.5, 2.25, 1.0, 0.1]
-    assert run_cli("convert", "run", work / "run.parquet", work / "back.trec", "--no-sidecar")[0] == 0
+    assert run_cli("convert", "run", work / name, work / "back.trec", "--no-sidecar")[0] == 0
     assert (work / "back.trec").read_text() == RUN.replace(" 1 sys\nq2", " 1.0 sys\nq2")  # the score 1 as 1.0
 
 
