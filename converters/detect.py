@@ -33,6 +33,34 @@ def is_json(path: str | Path) -> bool:
         n *= 16  # megabytes of blanks before the brace: still JSON, as the reader will find
 
 
+PARQUET_SUFFIXES = (".parquet", ".pq")
+IPC_SUFFIXES = (".arrow", ".ipc", ".feather")
+
+
+def columnar_kind(path: str | Path) -> str | None:
+    """"parquet" or "ipc" by the name's extension (a folder: named so, or holding .parquet partition files), else
+    None.  By name only: Parquet and Arrow files are never sniffed."""
+    name = str(path).rstrip("/").lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(IPC_SUFFIXES):
+        return "ipc"
+    if Path(path).is_dir() and _holds_parquet(Path(path)):
+        return "parquet"
+    return None
+
+
+def _holds_parquet(folder: Path) -> bool:
+    """Parquet partition files in ``folder`` or in its hive partition folders (``key=value``), looked for no
+    deeper: a folder given by mistake (a home folder) is not walked whole."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return False
+    return any(p.suffix.lower() == ".parquet" and p.is_file() for p in entries) or \
+        any("=" in p.name and p.is_dir() and _holds_parquet(p) for p in entries)
+
+
 RUN_LINES_FORMAT = b'"trec-bridge.run-lines"'
 _FIRST_LINE = 1 << 20  # a header longer than this is not sniffed (its file is read as a JSON document)
 
@@ -149,6 +177,11 @@ def looks_like_ranx(path: str | Path) -> bool:
 
 def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -> Run:
     """``chunks``: the IDs are chunk IDs, so a repeat is reported by the chunk collapse (E_CHUNK_DUPLICATE)."""
+    kind = columnar_kind(path)
+    if kind is not None:
+        from .columnar import read_columnar_run
+
+        return read_columnar_run(path, kind)
     if is_json(path):
         from . import strict_json as sj
         from .json_run_fast import read_run_fast
@@ -169,8 +202,9 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
 
 
 def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, threshold: int | None = None) -> Dataset:
-    """A JSON dataset, or TREC qrels whose query set is the qrels' queries or a query-ID file."""
-    if is_json(path):
+    """A JSON dataset, or TREC (or Parquet / Arrow) qrels whose query set is the qrels' queries or a query-ID file."""
+    kind = columnar_kind(path)
+    if kind is None and is_json(path):
         from . import strict_json as sj
 
         file = str(path)
@@ -183,7 +217,12 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
         return dataset
     from .trec_qrels import read_trec_qrels
 
-    qrels = read_trec_qrels(path)
+    if kind is not None:
+        from .columnar import read_columnar_qrels
+
+        qrels = read_columnar_qrels(path, kind)
+    else:
+        qrels = read_trec_qrels(path)
     if queries_file is None:
         ids, source, extra = qrels.query_ids(), "qrels", {}
     else:

@@ -23,7 +23,7 @@ from .errors import InvalidInput, UsageError
 from .model import Dataset, Qrels, Query, Run
 from .scorer import ScoreResult
 
-__all__ = ["score", "crosscheck", "explain", "Evaluator", "Result", "Crosscheck", "read_run", "read_qrels",
+__all__ = ["score", "crosscheck", "explain", "Evaluator", "Result", "ScoredRuns", "Crosscheck", "read_run", "read_qrels",
            "read_dataset", "write_run", "InvalidInput"]
 
 
@@ -186,6 +186,24 @@ class Evaluator:
         label(result, self.dataset, self.measures.notes)
         return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
+    def score_many(self, runs: Any, jobs: int | None = None) -> "ScoredRuns":
+        """Score many runs (a list, or a dict of name -> run; any input kind each) in ``jobs`` worker processes
+        (default: the cores; 1: this process), each exactly as ``score`` would.  A run with bad input does not
+        stop the others: it is in ``.errors`` (its code and message), the others in ``.results``.
+
+        >>> ev = Evaluator({"q1": {"d1": 1}}, "P@1")
+        >>> many = ev.score_many({"good": {"q1": {"d1": 0.3}}, "bad": {"q1": {"d1": float("nan")}}}, jobs=1)
+        >>> many.results["good"].means, many.errors["bad"]["code"]
+        ({'P@1': 1.0}, 'E_RUN_SCORE')
+        """
+        from .many_runs import score_all
+
+        named = dict(runs) if isinstance(runs, dict) else {_run_label(r, i): r for i, r in enumerate(runs)}
+        outcomes = score_all(_EvaluatorJob(self), list(named.values()), jobs)
+        return ScoredRuns({name: Result(o.result, {**self._inputs, **_path_input("run", run)})
+                           for (name, run), o in zip(named.items(), outcomes) if o.error is None},
+                          {name: o.error for name, o in zip(named, outcomes) if o.error is not None})
+
     def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
         """Cross-check one run against the reference tools with the evaluator's judgments; see ``crosscheck``."""
         from .crosscheck import crosscheck as check, tools_asked
@@ -206,6 +224,41 @@ class Evaluator:
             self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
             run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
         run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
+
+
+def _run_label(run: Any, index: int) -> str:
+    """A run's name in ``score_many``'s results: its path, else its position ("run 0", "run 1", ...)."""
+    return os.fspath(run) if _is_path(run) else f"run {index}"
+
+
+class _EvaluatorJob:
+    """``Evaluator.score_many``'s job: the evaluator's checked judgments, sent once to each worker."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self.evaluator = evaluator
+
+    def score_one(self, run: Any):
+        from .many_runs import RunOutcome, outcome_of_error
+
+        try:
+            return RunOutcome(_run_label(run, 0), result=self.evaluator.score(run).result)
+        except InvalidInput as exc:
+            return outcome_of_error(_run_label(run, 0), exc)
+
+
+class ScoredRuns:
+    """``Evaluator.score_many``'s outcome: ``results`` (name -> Result) and ``errors`` (name -> {code, message})."""
+
+    def __init__(self, results: dict[str, "Result"], errors: dict[str, dict]) -> None:
+        self.results, self.errors = results, errors
+
+    @property
+    def means(self) -> dict[str, dict[str, float | None]]:
+        """Each scored run's means."""
+        return {name: r.means for name, r in self.results.items()}
+
+    def __repr__(self) -> str:
+        return f"<ScoredRuns: {len(self.results)} scored, {len(self.errors)} invalid>"
 
 
 def _path_input(role: str, x: Any) -> dict:

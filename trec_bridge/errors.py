@@ -34,6 +34,8 @@ ERROR_CODES: dict[str, str] = {
                       "two different IDs look alike",
     "E_ID_COLLISION": "integer IDs read as decimal text (Python API) would meet other spellings of the same number "
                       "(7 and \"007\", or 7 and \"7\" as distinct keys)",
+    "E_COLUMNAR": "a Parquet or Arrow IPC input cannot be read or lacks ir_measures' columns (query_id, doc_id, "
+                  "score / relevance)",
     "E_TOO_LARGE": "an input file would need more memory than the process may use",
     # TREC lines
     "E_TREC_COLUMNS": "a TREC line has the wrong number of columns",

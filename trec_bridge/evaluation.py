@@ -52,9 +52,11 @@ def _watched(parts, seen: dict):
 
 def _run_parts(run_path: str, order: str, fingerprint: bool):
     """The run file's parts, read by the reader of its format; None when the file is read whole."""
-    from converters.detect import is_json, is_run_lines
+    from converters.detect import columnar_kind, is_json, is_run_lines
     from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
 
+    if columnar_kind(run_path) is not None:  # Parquet / Arrow: read whole (converters.columnar)
+        return None
     if is_json(run_path) and is_run_lines(run_path):
         from converters.json_run_lines import read_run_lines_parts
 

@@ -161,7 +161,13 @@ def remember_digest(path: str | os.PathLike, info: os.stat_result, hexdigest: st
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """SHA-256 of the file's bytes as stored (before any gunzip)."""
+    """SHA-256 of the file's bytes as stored (before any gunzip); of a folder (a partitioned Parquet input), of its
+    files' relative paths and SHA-256s, in name order."""
+    if os.path.isdir(path):
+        h = hashlib.sha256()
+        for p in sorted(q for q in Path(path).rglob("*") if q.is_file()):
+            h.update(f"{p.relative_to(path).as_posix()}\t{sha256_file(p)}\n".encode())
+        return h.hexdigest()
     known = _DIGESTS.get(_file_key(Path(path), os.stat(path)))
     if known is not None:
         if known[0] is not None:

@@ -78,6 +78,16 @@ class MeanResult:
         return f"MeanResult(value={self.value!r}, exact={self.exact!r}, eligible={self.eligible})"
 
 
+class _Known:
+    """A value already computed, in the place of the function that computes it (picklable, unlike a lambda)."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __call__(self):
+        return self.value
+
+
 @dataclass
 class ScoreResult:
     policy: Policy
@@ -94,6 +104,13 @@ class ScoreResult:
     order: dict | None = None
     threshold: int = 1
     extra: dict = field(default_factory=dict)
+
+    def __getstate__(self) -> dict:
+        """Pickled (to or from a worker process: many_runs) with its fingerprints, not the functions computing them."""
+        state = dict(self.__dict__)
+        state["protocol"] = _Known(self.protocol())
+        state["protocol_parts"] = None if self.protocol_parts is None else _Known(self.protocol_parts())
+        return state
 
     @cached_property
     def protocol_fingerprint(self) -> str:

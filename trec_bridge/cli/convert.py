@@ -112,7 +112,7 @@ def _run_io(args):
     from ..outputs import SIDECAR_SUFFIX, Declared
 
     outputs = [args.output]
-    if not is_json_name(args.output) and not args.no_sidecar:
+    if not is_json_name(args.output) and not args.no_sidecar and _columnar_name(args.output) is None:
         outputs.append(args.output + SIDECAR_SUFFIX)
     return Declared(inputs=[args.input], outputs=outputs)
 
@@ -126,6 +126,42 @@ def _qrels_io(args):
 def is_json_name(path: str) -> bool:
     """A JSON file by its name: ``.json``, or ``.jsonl`` (a run in JSON Lines, one query a line)."""
     return str(path).lower().endswith((".json", ".jsonl"))
+
+
+def _columnar_name(path: str) -> str | None:
+    """"parquet" or "ipc" when the name says Parquet or Arrow IPC (converters.detect, by the extension)."""
+    from converters.detect import columnar_kind
+
+    return columnar_kind(path)
+
+
+def _convert_columnar_run(args) -> int:
+    """A run to or from Parquet / Arrow IPC (ir_measures' columns; read in trec_eval's order: score, then doc ID)."""
+    from converters import columnar
+    from converters.detect import load_run_any
+
+    kind_in, kind_out = _columnar_name(args.input), _columnar_name(args.output)
+    if kind_in is None and not is_json_name(args.input):
+        _not_json_content(args.input)
+    run = load_run_any(args.input, order=args.order or "score")
+    if kind_out is not None:
+        if run.own_scores().null_count():
+            raise UsageError("E_USAGE", f"{args.input} has documents without scores; a Parquet / Arrow run holds a "
+                             "score for every document (convert to TREC first: it writes scores n..1)")
+        columnar.write_columnar(columnar.run_frame(run), args.output, kind_out)
+        note(f"wrote {args.output}: {run.frame.height} rows")
+        return 0
+    from converters.trec_run import write_trec_run
+
+    if is_json_name(args.output):
+        from converters.json_run_dump import dump_run
+
+        run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, True)
+        dump_run(run, args.output)
+    else:
+        write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
+    note(f"wrote {args.output}: {run.frame.height} documents")
+    return 0
 
 
 def is_lines_name(path: str) -> bool:
@@ -146,6 +182,8 @@ def _not_json_content(path: str) -> None:
 def _convert_run(args) -> int:
     from converters.trec_run import read_trec_run, write_trec_run
 
+    if _columnar_name(args.input) or _columnar_name(args.output):
+        return _convert_columnar_run(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
     if args.order is not None and src_json:
         raise UsageError("E_USAGE", "--order applies only when reading a TREC run; a JSON run has its own order")
@@ -231,6 +269,8 @@ def _convert_qrels(args) -> int:
     from converters.trec_qrels import read_trec_qrels, write_trec_qrels
     from ..model import Dataset, Query
 
+    if _columnar_name(args.input) or _columnar_name(args.output):
+        return _convert_columnar_qrels(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
     lines = next((p for p in (args.input, args.output) if is_lines_name(p)), None)
     if lines is not None:
@@ -290,3 +330,25 @@ def _json_dataset():
     except ModuleNotFoundError as exc:  # pragma: no cover
         raise UsageError("E_USAGE", f"JSON datasets are not available in this build ({exc})") from None
     return json_dataset
+
+
+def _convert_columnar_qrels(args) -> int:
+    """Qrels to or from Parquet / Arrow IPC (query_id, doc_id, relevance, iteration)."""
+    from converters import columnar
+    from converters.detect import load_dataset_any
+
+    kind_out = _columnar_name(args.output)
+    if is_json_name(args.output):
+        raise UsageError("E_USAGE", "Parquet / Arrow qrels convert to and from TREC qrels; for a JSON dataset "
+                         "convert the TREC qrels")
+    if _columnar_name(args.input) is None and not is_json_name(args.input):
+        _not_json_content(args.input)
+    qrels = load_dataset_any(args.input).qrels
+    if kind_out is not None:
+        columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out)
+    else:
+        from converters.trec_qrels import write_trec_qrels
+
+        write_trec_qrels(qrels, args.output)
+    note(f"wrote {args.output}: {qrels.frame.height} judgments")
+    return 0

@@ -22,6 +22,7 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 # command name -> module in this package exposing add_parser(subparsers), which sets args.handler(args) -> int
 COMMANDS = {
     "score": "score",
+    "score-many": "score_many",
     "convert": "convert",
     "crosscheck": "crosscheck",
     "tools": "tools",

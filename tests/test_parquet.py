@@ -1,0 +1,140 @@
+"""Issue 21 §3: runs and qrels in Parquet (a file or a partition folder) and Arrow IPC, with ir_measures' columns.
+
+Hand-worked figures (threshold 1): qrels q1: d1=1, d2=0, d3=2; q2: d4=1; run q1 d1 d2 d3, q2 d4:
+P@1 1, AP (5/6 + 1)/2 = 11/12.  With integer IDs 1 -> "1": the same run and figures.
+Before this change a .parquet input was read as a TREC file (E_ENCODING / E_TREC_COLUMNS on its bytes) and
+convert wrote TREC lines into a file named .parquet.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from fractions import Fraction
+
+import polars as pl
+import pytest
+
+from trec_bridge.cli.main import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\n"
+RUN = "q1 Q0 d1 1 3.5 sys\nq1 Q0 d2 2 2.25 sys\nq1 Q0 d3 3 1 sys\nq2 Q0 d4 1 0.1 sys\n"
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def work(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.trec").write_text(RUN)
+    return tmp_path
+
+
+def exact_means(work, qrels, run) -> dict[str, Fraction]:
+    out = work / "report.json"
+    code, _, err = run_cli("score", qrels, run, "P@1 AP", "--json", out)
+    assert code == 0, err
+    return {k: Fraction(v["exact"]) for k, v in json.loads(out.read_text())["means"].items()}
+
+
+@pytest.mark.parametrize("name, read", [("run.parquet", pl.read_parquet), ("run.arrow", pl.read_ipc)])
+def test_trec_to_parquet_to_trec_gives_the_same_run(work, name, read):
+    assert run_cli("convert", "run", work / "run.trec", work / name)[0] == 0
+    frame = read(work / name)
+    assert frame.columns == ["query_id", "doc_id", "score", "run_id"]
+    assert frame.get_column("score").to_list() == [3.5, 2.25, 1.0, 0.1]
+    assert run_cli("convert", "run", work / name, work / "back.trec", "--no-sidecar")[0] == 0
+    assert (work / "back.trec").read_text() == RUN.replace(" 1 sys\nq2", " 1.0 sys\nq2")  # the score 1 as 1.0
+
+
+def test_qrels_round_trip_and_scores_equal_to_trec(work):
+    assert run_cli("convert", "qrels", work / "qrels.txt", work / "qrels.parquet")[0] == 0
+    assert run_cli("convert", "run", work / "run.trec", work / "run.parquet")[0] == 0
+    assert run_cli("convert", "qrels", work / "qrels.parquet", work / "back.qrels")[0] == 0
+    assert (work / "back.qrels").read_text() == QRELS
+    assert exact_means(work, work / "qrels.parquet", work / "run.parquet") == {"P@1": 1, "AP": Fraction(11, 12)}
+
+
+def test_integer_ids_are_read_as_decimal_text(work):
+    pl.DataFrame({"query_id": [1, 1, 1, 2], "doc_id": [1, 2, 3, 4], "relevance": [1, 0, 2, 1]}) \
+        .write_parquet(work / "q.parquet")
+    pl.DataFrame({"query_id": [1, 1, 1, 2], "doc_id": [1, 2, 3, 4], "score": [3.5, 2.25, 1.0, 0.1]}) \
+        .write_parquet(work / "r.parquet")
+    (work / "int_qrels.txt").write_text(QRELS.replace("q", "").replace(" d", " "))
+    assert exact_means(work, work / "q.parquet", work / "r.parquet") == {"P@1": 1, "AP": Fraction(11, 12)}
+    assert exact_means(work, work / "int_qrels.txt", work / "r.parquet") == {"P@1": 1, "AP": Fraction(11, 12)}
+
+
+def test_a_partition_folder_is_one_run(work):
+    run = work / "run.parquet"
+    assert run_cli("convert", "run", work / "run.trec", run)[0] == 0
+    folder = work / "parts"
+    folder.mkdir()
+    frame = pl.read_parquet(run)
+    for q in ("q1", "q2"):
+        frame.filter(pl.col("query_id") == q).write_parquet(folder / f"{q}.parquet")
+    assert exact_means(work, work / "qrels.txt", folder) == {"P@1": 1, "AP": Fraction(11, 12)}
+
+
+def test_arrow_ipc_is_read_too(work):
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d3", "d4"], "score": [1.0, 1.0]}).write_ipc(work / "r.arrow")
+    assert exact_means(work, work / "qrels.txt", work / "r.arrow") == {"P@1": 1, "AP": Fraction(3, 4)}
+
+
+@pytest.mark.parametrize("rows, code", [
+    ({"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"], "score": [1.0, 2.0]}, "E_RUN_DUPLICATE_DOC"),
+    ({"query_id": ["q1", "q2"], "doc_id": ["d1", "d4"], "score": [1.0, float("nan")]}, "E_RUN_SCORE"),
+    ({"query_id": ["q1"], "doc_id": ["d1"]}, "E_COLUMNAR"),
+])
+def test_the_strict_checks_apply_to_parquet_runs(work, rows, code):
+    pl.DataFrame(rows).write_parquet(work / "bad.parquet")
+    status, _, err = run_cli("score", work / "qrels.txt", work / "bad.parquet", "P@1", "--json", work / "o.json")
+    assert status == 1 and f"[{code}]" in err and "bad.parquet" in err
+    assert not (work / "o.json").exists()
+
+
+def test_a_duplicate_judgment_in_parquet_qrels_is_refused(work):
+    pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"], "relevance": [1, 0]}) \
+        .write_parquet(work / "q.parquet")
+    status, _, err = run_cli("score", work / "q.parquet", work / "run.trec", "P@1")
+    assert status == 1 and "[E_QRELS_DUPLICATE]" in err
+
+
+def test_score_many_takes_parquet_runs(work):
+    assert run_cli("convert", "run", work / "run.trec", work / "run.parquet")[0] == 0
+    code, out, err = run_cli("score-many", work / "qrels.txt", work / "run.trec", work / "run.parquet", "-m", "AP",
+                             "--format", "tsv", "--jobs", "1")
+    assert code == 0, err
+    assert [line.split("\t")[1:] for line in out.splitlines()[1:]] == [["complete", repr(11 / 12)]] * 2
+
+
+def test_a_parquet_run_query_outside_a_json_dataset_is_refused(work):
+    from pathlib import Path
+
+    dataset = Path(__file__).parent / "malformed" / "valid" / "dataset.json"
+    pl.DataFrame({"query_id": ["q1", "q9"], "doc_id": ["d1", "d1"], "score": [1.0, 2.0]}) \
+        .write_parquet(work / "unk.parquet")
+    status, _, err = run_cli("score", dataset, work / "unk.parquet", "P@1")
+    assert status == 1 and "[E_RUN_UNKNOWN_QUERY]" in err and "unk.parquet" in err and "q9" in err
+
+
+def test_hive_partition_values_are_ids_as_written(work):
+    """query_id=007 folders: the ID is "007", not the number 7 polars would infer (which would match no judgment)."""
+    (work / "q.txt").write_text("007 0 d1 1\n7 0 d2 1\n")
+    for qid, doc in (("007", "d1"), ("7", "d9")):
+        part = work / "hive" / f"query_id={qid}"
+        part.mkdir(parents=True)
+        pl.DataFrame({"doc_id": [doc], "score": [1.0]}).write_parquet(part / "0.parquet")
+    out = work / "report.json"
+    code, _, err = run_cli("score", work / "q.txt", work / "hive", "P@1", "--json", out)
+    assert code == 0, err
+    per_query = {q["query_id"]: q["values"]["P@1"] for q in json.loads(out.read_text())["per_query"]}
+    assert per_query == {"007": 1.0, "7": 0.0}
