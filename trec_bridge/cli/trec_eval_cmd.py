@@ -107,6 +107,10 @@ def run(args) -> int:
         raise UsageError("E_POLICY_MEASURE", f"-l {args.level}: below 0, trec_eval counts retrieved documents that "
                          "are not judged as relevant (their value -1 passes the level); trec-bridge does not reproduce "
                          "that reading")
+    if args.complete and args.level != 1 and any(p.name == "num_rel" for p in printed):
+        raise UsageError("E_POLICY_MEASURE", f"-c with -l {args.level} and num_rel: trec_eval's -c summary of num_rel "
+                         "then counts every judgment above 0 whatever -l (m_num_rel.c); trec-bridge does not print "
+                         "that figure (docs/trec_eval.md); drop -c, -l or num_rel")
     if args.level < 1:
         printed = at_level(printed, args.level)
     measures = measures_of(printed)
