@@ -140,3 +140,19 @@ def trec_eval_binary() -> str:
     if binary is None:
         pytest.skip("trec_eval binary not installed (trec-bridge tools install-trec-eval)")
     return binary
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    """``trec-bridge ARGV`` in this process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from trec_bridge.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()

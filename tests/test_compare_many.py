@@ -2,29 +2,17 @@
 intersection of measure lists, protocol mismatches named by part, the footnote and p-values as printed."""
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from trec_bridge.cli.main import main
 from trec_bridge.multitest import adjust
+from .conftest import run_cli
 
 KB = Path(__file__).resolve().parent.parent / "golden" / "rag" / "kb"
 RUNS = ["run_1.json", "run_b.json", "run_2.json"]
-
-
-def run_cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 def read_json(path: Path) -> dict:

@@ -5,26 +5,14 @@ and a FAIL verdict); crosscheck had no --html at all.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 
-from trec_bridge.cli.main import main
 from tests.test_rag_html import f4, parse, rows_as_dicts
+from .conftest import run_cli
 
 HOSTILE = ['<script>alert(1)</script>', '"><img/src=x/onerror=alert(2)>', "q&amp;1", "q'x/\\y"]
-
-
-def run_cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

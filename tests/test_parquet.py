@@ -7,28 +7,16 @@ convert wrote TREC lines into a file named .parquet.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from fractions import Fraction
 
 import polars as pl
 import pytest
 
-from trec_bridge.cli.main import main
+from .conftest import run_cli
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\n"
 RUN = "q1 Q0 d1 1 3.5 sys\nq1 Q0 d2 2 2.25 sys\nq1 Q0 d3 3 1 sys\nq2 Q0 d4 1 0.1 sys\n"
-
-
-def run_cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -2,29 +2,17 @@
 per-query files.  Small inputs from tests/malformed/valid and golden/rag/kb; every command runs in-process."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
 
 from trec_bridge import __version__
-from trec_bridge.cli.main import main
+from .conftest import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 VALID = REPO / "tests" / "malformed" / "valid"
 KB = REPO / "golden" / "rag" / "kb"
-
-
-def run_cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 def read_json(path: Path) -> dict:

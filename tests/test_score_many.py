@@ -8,14 +8,12 @@ Before this change `score-many` did not exist (argparse: invalid choice) and Eva
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from fractions import Fraction
 
 import pytest
 
-from trec_bridge.cli.main import main
+from .conftest import run_cli
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\n"
 RUNS = {
@@ -24,16 +22,6 @@ RUNS = {
 }
 BAD = "q1 Q0 d2 1 3.0 c\nq1 Q0 d2 2 2.0 c\n"
 MEASURES = "P@1 RR AP"
-
-
-def run_cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
