@@ -26,7 +26,7 @@ from trec_bridge.measures import parse_measures
 from trec_bridge.model import Dataset, Query
 from trec_bridge.references import IrMeasures, Options, PytrecEval, TrecEval, find_binary, get
 from trec_bridge.references import base as ref_base
-from trec_bridge.references.isolate import Isolated
+from trec_bridge.references.isolate import Isolated, Resident
 
 from .test_references import qrels, run
 
@@ -184,3 +184,70 @@ def test_a_cancelled_child_is_killed_and_reaped():
     with pytest.raises(ChildProcessError):  # already reaped: no zombie left
         os.waitpid(pid, os.WNOHANG)
     pending.cancel()  # harmless twice
+
+
+# ---------------------------------------------------------------- the resident child (ranx's)
+
+def _pid_and(value):
+    """A picklable task: which process ran it, and a value."""
+    return os.getpid(), value
+
+
+def _die(signum):
+    os.kill(os.getpid(), signum)
+
+
+def _allocate(n):
+    return len(bytearray(n))
+
+
+@pytest.fixture
+def fresh_residents():
+    Resident.stop_all()
+    yield
+    Resident.stop_all()
+
+
+def test_a_resident_child_runs_the_later_tasks_of_its_tool(fresh_residents):
+    import functools
+
+    first = Resident(functools.partial(_pid_and, 1), "toy", timeout=60, budget=256 << 20).result()
+    second = Resident(functools.partial(_pid_and, 2), "toy", timeout=60, budget=256 << 20).result()
+    assert first[0] != os.getpid() and second == (first[0], 2)  # the same child, not this process
+    other = Resident(functools.partial(_pid_and, 3), "other", timeout=60, budget=256 << 20).result()
+    assert other[0] not in (os.getpid(), first[0])  # one child per tool
+    # a closure cannot be sent: it gets a child of its own, and the resident one stays
+    pid, value = Resident(lambda: (os.getpid(), 4), "toy", timeout=60, budget=256 << 20).result()
+    assert value == 4 and pid not in (os.getpid(), first[0])
+    assert Resident(functools.partial(_pid_and, 5), "toy", timeout=60, budget=256 << 20).result() == (first[0], 5)
+
+
+def test_a_resident_child_that_dies_or_hangs_is_reported_and_replaced(fresh_residents):
+    import functools
+
+    pid, _ = Resident(functools.partial(_pid_and, 0), "toy", timeout=60, budget=256 << 20).result()
+    with pytest.raises(ReferenceFailed, match="SIGSEGV"):
+        Resident(functools.partial(_die, signal.SIGSEGV), "toy", timeout=60, budget=256 << 20).result()
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(pid, os.WNOHANG)
+    pid2, _ = Resident(functools.partial(_pid_and, 0), "toy", timeout=60, budget=256 << 20).result()
+    assert pid2 != pid
+    with pytest.raises(ReferenceFailed, match="did not finish within 0.5 s"):
+        Resident(functools.partial(__import__("time").sleep, 30), "toy", timeout=0.5, budget=256 << 20).result()
+    with pytest.raises(ReferenceFailed, match="out of memory"):  # each task under its own budget
+        Resident(functools.partial(_allocate, 4 << 30), "toy", timeout=60, budget=256 << 20).result()
+    # the budget is lifted after the task: a later, larger budget is honoured by the same child
+    assert Resident(functools.partial(_allocate, 300 << 20), "toy", timeout=60, budget=1 << 30).result() == 300 << 20
+    with pytest.raises(ValueError, match="its own error"):  # an ordinary error comes back as itself
+        Resident(functools.partial(int, "its own error"), "toy", timeout=60, budget=256 << 20).result()
+
+
+def test_a_resident_task_cancelled_before_its_result_ends_the_child(fresh_residents):
+    import functools
+
+    pending = Resident(functools.partial(__import__("time").sleep, 60), "toy", timeout=None, budget=256 << 20)
+    pid = pending._worker.pid
+    pending.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert Resident(functools.partial(_pid_and, 1), "toy", timeout=60, budget=256 << 20).result()[1] == 1

@@ -120,6 +120,9 @@ class PythonReference(Reference):
     module_name: str = ""
     pip_name: str = ""
     background = True  # start() forks: the tool runs while the caller walks the axes
+    # True: the child stays for this tool's later tasks (isolate.Resident), so an expensive start-up (ranx's numba)
+    # is paid once a process; ``_prepare`` then returns a picklable task (a module function, functools.partial)
+    resident = False
 
     def _prepare(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int,
                  options: Options) -> Callable[[], ReferenceResult]:
@@ -133,7 +136,7 @@ class PythonReference(Reference):
 
     def start(self, qrels: Qrels, run: Run, measures: list[Measure], *, rel: int = 1,
               options: Options = Options()) -> "Pending":
-        from .isolate import Isolated, memory_limit
+        from .isolate import Isolated, Resident, memory_limit
 
         if type(self).evaluate is not PythonReference.evaluate or not hasattr(os, "fork"):
             return super().start(qrels, run, measures, rel=rel, options=options)  # its own evaluate, or no fork: as is
@@ -141,7 +144,8 @@ class PythonReference(Reference):
             task = self._prepare(qrels, run, measures, rel, options)
             rows = qrels.frame.height + run.frame.height
             budget = options.memory_limit or memory_limit(rows * BYTES_PER_ROW)
-            return Isolated(task, self.name, timeout=options.timeout, budget=budget)
+            child = Resident if self.resident else Isolated
+            return child(task, self.name, timeout=options.timeout, budget=budget)
         except Exception as exc:  # noqa: BLE001 - re-raised by result(), in the caller's order
             return Done(error=exc)
 

@@ -33,11 +33,14 @@ checks each reading against the installed ranx):
 * **Gain.** ``ndcg`` and ``dcg`` take the grade as gain (Järvelin), ``ndcg_burges``
   2^grade - 1; no other gain map.
 
-The numba import (seconds) and its compilation happen only in the child:
-``available`` and ``version`` read the package metadata, not the module.
+The numba import (seconds) and its compilation happen only in the child, a
+resident one (``isolate.Resident``): the later cross-checks of the same
+process reuse what it compiled.  ``available`` and ``version`` read the
+package metadata, not the module.
 """
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import warnings
@@ -95,6 +98,7 @@ def ranx_metric(measure: Measure, rel: int) -> str:
 class Ranx(PythonReference):
     name = "ranx"
     module_name, pip_name = "ranx", "ranx"
+    resident = True  # numba's import and JIT cost ~10 s a process: one child keeps them (isolate.Resident)
     precision = None  # doubles
 
     def available(self) -> bool:
@@ -123,7 +127,7 @@ class Ranx(PythonReference):
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         selected = self._split(measures, rel, result, qrels)
         if not selected:
-            return lambda: result
+            return functools.partial(_unchanged, result)
         frame, synthetic = scored_frame(run)
         if synthetic:
             result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
@@ -135,7 +139,11 @@ class Ranx(PythonReference):
         metrics = {str(m): ranx_metric(m, level) for m, level in selected}
         names = list(dict.fromkeys(metrics.values()))
         result.command.append(f"ranx.evaluate(Qrels(qrels), Run(run), {names}, make_comparable=True)")
-        return lambda: _evaluate(qd, rd, metrics, names, result)
+        return functools.partial(_evaluate, qd, rd, metrics, names, result)
+
+
+def _unchanged(result: ReferenceResult) -> ReferenceResult:
+    return result
 
 
 def _evaluate(qd: dict, rd: dict, metrics: dict[str, str], names: list[str],
