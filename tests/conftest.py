@@ -63,7 +63,7 @@ SLOW_TESTS = frozenset({
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
     "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
-    "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
+    "test_irds.py::test_workflow_dl2019_replays_as_printed",
     "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",
     "test_irds.py::test_judged_subset_declares_the_topics_its_parent_leaves_unjudged",
     "test_irds.py::test_dl19_judged_offline",
