@@ -44,8 +44,9 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _dataset_and_ints(qrels: Any, rel: int | None):
-    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects)."""
+def _dataset_and_ints(qrels: Any, rel: int | None, subtopics: bool = False):
+    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects);
+    ``subtopics``: read qrels as a diversity qrels (their iteration is the subtopic)."""
     from converters.python_objects import IntIds, qrels_from_object
 
     from .integers import INT64_MAX, INT64_MIN, in_range, range_text
@@ -57,8 +58,11 @@ def _dataset_and_ints(qrels: Any, rel: int | None):
     if _is_path(qrels):
         from converters.detect import load_dataset_any
 
-        return load_dataset_any(qrels, None, rel), IntIds()
-    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels)
+        return load_dataset_any(qrels, None, rel, subtopics), IntIds()
+    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels, subtopics)
+    if subtopics and not q.subtopics:
+        raise UsageError("E_USAGE", "subtopics=True reads qrels as a diversity qrels; these Qrels were read as "
+                         "ordinary ones (read them again with subtopics=True)")
     return Dataset(queries=tuple(Query(x) for x in q.query_ids()), qrels=q, threshold=1 if rel is None else rel,
                    query_source="qrels"), ints
 
@@ -85,24 +89,30 @@ def _measures(measures: Any):
     return parse_measures([m if isinstance(m, str) else str(m) for m in items])
 
 
-def read_dataset(x: Any, *, rel: int | None = None) -> Dataset:
+def read_dataset(x: Any, *, rel: int | None = None, subtopics: bool = False) -> Dataset:
     """Qrels (any input kind) as the project's ``Dataset``; a qrels-only input's query set is its judged queries.
+
+    ``subtopics=True``: a diversity qrels (TREC ``qid subtopic docno grade``, or an ``iteration`` column / item
+    holding the subtopic), which the diversity measures (alpha_nDCG, ERR_IA, ...) need (docs/formats.md).
 
     >>> ds = read_dataset({"q1": {"d1": 2}}, rel=2)
     >>> ds.threshold, ds.query_ids()
     (2, ['q1'])
     """
     with _AsInvalidInput():
-        return _dataset_and_ints(x, rel)[0]
+        return _dataset_and_ints(x, rel, subtopics)[0]
 
 
-def read_qrels(x: Any) -> Qrels:
-    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused).
+def read_qrels(x: Any, *, subtopics: bool = False) -> Qrels:
+    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused);
+    ``subtopics=True``: a diversity qrels, as in ``read_dataset``.
 
     >>> read_qrels([("q1", "d1", 1)]).frame.height
     1
+    >>> read_qrels([("q1", "d1", 1, "1"), ("q1", "d1", 0, "2")], subtopics=True).frame.height
+    2
     """
-    return read_dataset(x).qrels
+    return read_dataset(x, subtopics=subtopics).qrels
 
 
 def read_run(x: Any) -> Run:
