@@ -100,6 +100,8 @@ class Qrels:
     # document may be judged once per subtopic.  Only ever set by a declaration (--subtopics, a dataset's
     # ``subtopic_judgments``), so an ordinary qrels' iteration column is never read as subtopics.
     subtopics: bool = False
+    # A diversity qrels' judged pairs and subtopic table (subtopics.judged_pairs), kept with the frame they came from
+    _pairs: tuple | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def empty() -> "Qrels":
