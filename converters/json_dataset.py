@@ -114,33 +114,37 @@ def _unjudged(ids: list, file: str | None) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _flatten(nested: dict) -> tuple[list, list, list]:
+    """``{a: {b: v}}`` as parallel lists of a, b and v, in document order."""
+    outer: list = []
+    inner: list = []
+    values: list = []
+    for key, sub in nested.items():
+        outer.extend([key] * len(sub))
+        inner.extend(sub.keys())
+        values.extend(sub.values())
+    return outer, inner, values
+
+
 def _judgments(judgments: dict, file: str | None) -> tuple[list, list, list]:
     """Flatten query -> doc -> grade in document order, checking what LIGHT left out."""
-    qids: list[str] = []
-    docs: list[str] = []
-    grades: list = []
-    for q, inner in judgments.items():
-        qids.extend([q] * len(inner))
-        docs.extend(inner.keys())
-        grades.extend(inner.values())
-    where = lambda i: ("judgments", qids[i], docs[i])  # noqa: E731
+    qids, docs, grades = _flatten(judgments)
+    _check_judged(qids, docs, grades, lambda i: ("judgments", qids[i], docs[i]), file)
+    return qids, docs, grades
+
+
+def _check_judged(qids: list, docs: list, grades: list, where, file: str | None) -> None:
+    """Document IDs are IDs and grades JSON integers (booleans and 1.0 refused: the TREC qrels' code)."""
     sj.check_ids(docs, where, file)
-    if not set(map(type, grades)) <= {int}:  # booleans and 1.0 included; same code as in TREC qrels
+    if not set(map(type, grades)) <= {int}:
         i = next(i for i, g in enumerate(grades) if type(g) is not int)
         raise InvalidInput("E_QRELS_GRADE", f"a relevance grade must be an integer, found {sj.show(grades[i])}", file=file,
                            json_path=sj.json_path(where(i)), query=qids[i], doc=docs[i])
-    return qids, docs, grades
 
 
 def _subtopic_judgments(judgments: dict, file: str | None) -> pl.DataFrame:
     """Flatten query -> subtopic -> doc -> grade in document order into qrels rows (the subtopic as iteration)."""
-    qids: list[str] = []
-    subs: list[str] = []
-    inner_maps: list = []
-    for q, by_subtopic in judgments.items():
-        qids.extend([q] * len(by_subtopic))
-        subs.extend(by_subtopic.keys())
-        inner_maps.extend(by_subtopic.values())
+    qids, subs, inner_maps = _flatten(judgments)
     sj.check_ids(subs, lambda i: ("subtopic_judgments", qids[i], subs[i]), file)
     sj.check_types(inner_maps, (dict,), "an object (document ID -> grade)",
                    lambda i: ("subtopic_judgments", qids[i], subs[i]), file)
@@ -150,23 +154,14 @@ def _subtopic_judgments(judgments: dict, file: str | None) -> pl.DataFrame:
         rs.extend([sub] * len(inner))
         rd.extend(inner.keys())
         rg.extend(inner.values())
-    where = lambda i: ("subtopic_judgments", rq[i], rs[i], rd[i])  # noqa: E731
-    sj.check_ids(rd, where, file)
-    if not set(map(type, rg)) <= {int}:  # the same rule and code as for judgments
-        i = next(i for i, g in enumerate(rg) if type(g) is not int)
-        raise InvalidInput("E_QRELS_GRADE", f"a relevance grade must be an integer, found {sj.show(rg[i])}", file=file,
-                           json_path=sj.json_path(where(i)), query=rq[i], doc=rd[i])
+    _check_judged(rq, rd, rg, lambda i: ("subtopic_judgments", rq[i], rs[i], rd[i]), file)
     return pl.DataFrame({"query_id": rq, "iteration": rs, "doc_id": rd, "grade": rg}, schema=QRELS_SCHEMA)
 
 
 def _with_iterations(frame: pl.DataFrame, default: str, overrides: dict, file: str | None) -> pl.DataFrame:
     if not overrides:
         return frame.with_columns(iteration=pl.lit(default, dtype=pl.String))
-    oq, od, oi = [], [], []
-    for q, inner in overrides.items():
-        oq.extend([q] * len(inner))
-        od.extend(inner.keys())
-        oi.extend(inner.values())
+    oq, od, oi = _flatten(overrides)
     sj.check_ids(od, lambda i: ("trec_iterations", oq[i], od[i]), file)
     sj.check_ids(oi, lambda i: ("trec_iterations", oq[i], od[i]), file)
     ov = pl.DataFrame({"query_id": oq, "doc_id": od, "iteration": oi}, schema={"query_id": pl.String, "doc_id": pl.String, "iteration": pl.String})
