@@ -154,3 +154,18 @@ def test_ir_measures_policy_refuses_what_pyndeval_cannot_compute():
             tb.score(ds, {"1": {"a": 1.0}}, text, policy="ir_measures")
         assert exc.value.code == "E_POLICY_MEASURE"
     assert values(ds, {"1": {"a": 1.0}}, "alpha_nDCG@21")[("1", "alpha_nDCG@21")] == pytest.approx(1 / (1 + 1 / L3))
+
+
+def test_score_many_reads_a_diversity_qrels_too(tmp_path):
+    """--subtopics reaches score-many's worker jobs (golden/D1: P_IA@3 is 1/2 on q1 and on q3)."""
+    import json
+    from pathlib import Path
+
+    from trec_bridge.cli.main import main
+
+    d1 = Path(__file__).resolve().parents[1] / "golden" / "D1"
+    code = main(["score-many", str(d1 / "qrels.txt"), str(d1 / "run.txt"), "--measures", "P_IA@3", "--subtopics",
+                 "--jobs", "1", "--json-dir", str(tmp_path)])
+    assert code == 0
+    report = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert report["means"]["P_IA@3"]["exact"] == "1/2"
