@@ -65,9 +65,12 @@ README_END = "<!-- bench:results:end -->"
 
 STRICT_MEASURES = "nDCG@10 RR@10 R@100 R@1000 P@10 AP"
 TE_POLICY_MEASURES = "nDCG@10 RR R@100 R@1000 P@10 AP"  # RR: trec_eval's recip_rank has no cutoff
-# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval)
-IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1)"
-IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
+# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval,
+# pyndeval), on the workload's qrels with a subtopic in the second column (``subtopic_twin``)
+IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1) alpha_nDCG@20"
+IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)",
+             "alpha_nDCG@20": "alpha_nDCG@20"}  # our printed name -> ir_measures' printed name
+SUBTOPICS = 4  # subtopic IDs 1..4, shared across queries as in TREC's diversity qrels
 TE_ARGS = ["-m", "map", "-m", "P.10", "-m", "recall.100,1000", "-m", "ndcg_cut.10", "-m", "recip_rank"]
 TE_NAMES = {"map": "AP", "P_10": "P@10", "recall_100": "R@100", "recall_1000": "R@1000",
             "ndcg_cut_10": "nDCG@10", "recip_rank": "RR"}
@@ -445,11 +448,12 @@ TOOLS = [
     Tool("ranx", "ranx (numba cache as found)",
          lambda c, q, r, o: [c.python, str(BENCH_DIR / "tool_ranx.py"), str(q), str(r)], (0,),
          parse_json_means(RANX_NAMES)),
-    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures",
-         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(r), IRM_MEASURES, "--policy", "ir_measures"],
+    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures --subtopics",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(subtopic_twin(q)), str(r), IRM_MEASURES, "--policy",
+                             "ir_measures", "--subtopics"],
          (0, 2), parse_score_table, versus="ir_measures-irm", default=False),
-    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval)",
-         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(q), str(r), IRM_MEASURES], (0,),
+    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval, pyndeval)",
+         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(subtopic_twin(q)), str(r), IRM_MEASURES], (0,),
          parse_ir_measures, default=False),
 ]
 # Issue 17 §4: the drop-in `trec-bridge trec_eval` beside the binary with the same arguments, in the same iteration;
@@ -480,6 +484,25 @@ for _kind in DROPIN_SETS:
              parse_nothing, versus=f"te-{_kind}", paired=f"te-{_kind}"),
     ]
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
+
+
+def subtopic_twin(qrels: Path) -> Path:
+    """The qrels as a diversity qrels beside the file, made once (not timed): every line kept with its grade, its
+    second column a subtopic 1..SUBTOPICS chosen by the document ID's CRC-32, so each document has one judgment
+    (ERR and RBP read the file's own grades) and the subtopic IDs are shared across queries."""
+    import zlib
+
+    twin = qrels.with_name(qrels.name + ".subtopics")
+    if not twin.exists():
+        log(f"making {twin.name} (once, not timed)")
+        lines = []
+        for line in qrels.read_text().splitlines():
+            q, _, d, g = line.split()
+            lines.append(f"{q} {1 + zlib.crc32(d.encode()) % SUBTOPICS} {d} {g}\n")
+        tmp = twin.with_name(twin.name + ".tmp")
+        tmp.write_text("".join(lines))
+        tmp.replace(twin)
+    return twin
 
 
 def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:

@@ -79,13 +79,14 @@ def read_columnar_run(path: str | Path, kind: str) -> Run:
     return run
 
 
-def read_columnar_qrels(path: str | Path, kind: str) -> Qrels:
+def read_columnar_qrels(path: str | Path, kind: str, subtopics: bool = False) -> Qrels:
+    """Qrels with ir_measures' columns; ``subtopics``: a diversity qrels, whose ``iteration`` column is the subtopic."""
     from .python_objects import qrels_from_object
 
-    frame = _frame(path, kind, QRELS_COLUMNS)
+    frame = _frame(path, kind, QRELS_COLUMNS + (("iteration",) if subtopics else ()))
     columns = QRELS_COLUMNS + (("iteration",) if "iteration" in frame.columns else ())
     try:
-        return qrels_from_object(frame.select(columns))[0]
+        return qrels_from_object(frame.select(columns), subtopics=subtopics)[0]
     except TrecBridgeError as exc:
         raise _located(exc, path) from None
 

@@ -47,6 +47,7 @@ SLOW_FILES = frozenset({
     "test_check_metric.py",
     "test_explain.py",
     "test_irm_families_hypothesis.py",
+    "test_diversity_hypothesis.py",  # the diversity family against pyndeval, 300 generated cases
     "test_ranx_ref.py",
     "test_divergence_doc.py",  # regenerates docs/divergences.md: every tool run live on 17 cases (~30 s)
 })

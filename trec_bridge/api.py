@@ -44,8 +44,9 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _dataset_and_ints(qrels: Any, rel: int | None):
-    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects)."""
+def _dataset_and_ints(qrels: Any, rel: int | None, subtopics: bool = False):
+    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects);
+    ``subtopics``: read qrels as a diversity qrels (their iteration is the subtopic)."""
     from converters.python_objects import IntIds, qrels_from_object
 
     from .integers import INT64_MAX, INT64_MIN, in_range, range_text
@@ -57,8 +58,11 @@ def _dataset_and_ints(qrels: Any, rel: int | None):
     if _is_path(qrels):
         from converters.detect import load_dataset_any
 
-        return load_dataset_any(qrels, None, rel), IntIds()
-    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels)
+        return load_dataset_any(qrels, None, rel, subtopics), IntIds()
+    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels, subtopics)
+    if subtopics and not q.subtopics:
+        raise UsageError("E_USAGE", "subtopics=True reads qrels as a diversity qrels; these Qrels were read as "
+                         "ordinary ones (read them again with subtopics=True)")
     return Dataset(queries=tuple(Query(x) for x in q.query_ids()), qrels=q, threshold=1 if rel is None else rel,
                    query_source="qrels"), ints
 
@@ -85,24 +89,30 @@ def _measures(measures: Any):
     return parse_measures([m if isinstance(m, str) else str(m) for m in items])
 
 
-def read_dataset(x: Any, *, rel: int | None = None) -> Dataset:
+def read_dataset(x: Any, *, rel: int | None = None, subtopics: bool = False) -> Dataset:
     """Qrels (any input kind) as the project's ``Dataset``; a qrels-only input's query set is its judged queries.
+
+    ``subtopics=True``: a diversity qrels (TREC ``qid subtopic docno grade``, or an ``iteration`` column / item
+    holding the subtopic), which the diversity measures (alpha_nDCG, ERR_IA, ...) need (docs/formats.md).
 
     >>> ds = read_dataset({"q1": {"d1": 2}}, rel=2)
     >>> ds.threshold, ds.query_ids()
     (2, ['q1'])
     """
     with _AsInvalidInput():
-        return _dataset_and_ints(x, rel)[0]
+        return _dataset_and_ints(x, rel, subtopics)[0]
 
 
-def read_qrels(x: Any) -> Qrels:
-    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused).
+def read_qrels(x: Any, *, subtopics: bool = False) -> Qrels:
+    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused);
+    ``subtopics=True``: a diversity qrels, as in ``read_dataset``.
 
     >>> read_qrels([("q1", "d1", 1)]).frame.height
     1
+    >>> read_qrels([("q1", "d1", 1, "1"), ("q1", "d1", 0, "2")], subtopics=True).frame.height
+    2
     """
-    return read_dataset(x).qrels
+    return read_dataset(x, subtopics=subtopics).qrels
 
 
 def read_run(x: Any) -> Run:
@@ -204,15 +214,20 @@ class Evaluator:
                            for (name, run), o in zip(named.items(), outcomes) if o.error is None},
                           {name: o.error for name, o in zip(named, outcomes) if o.error is not None})
 
-    def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
+    def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False,
+                   explain_policy: Any = None) -> "Crosscheck":
         """Cross-check one run against the reference tools with the evaluator's judgments; see ``crosscheck``."""
         from .crosscheck import crosscheck as check, tools_asked
+        from .policy_explain import policies_asked
 
         with _AsInvalidInput():
-            tools = tools_asked(against)
+            tools, explain = tools_asked(against), policies_asked(explain_policy)
+            if not tools and not explain:
+                raise UsageError("E_USAGE", "against='none' runs no tool: name a policy to explain (explain_policy)")
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
-            result = check(self.dataset, r, self.measures, tools, complete=complete)
+            result = check(self.dataset, r, self.measures, tools, complete=complete, explain=explain,
+                           rank_run=_rank_reading(run, r, explain))
         return Crosscheck(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
     def _check_ids(self, run: Run, run_ints) -> None:
@@ -224,6 +239,17 @@ class Evaluator:
             self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
             run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
         run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
+
+
+def _rank_reading(given: Any, run: Run, explain: list) -> Run | None:
+    """A TREC run file read again by its rank column, for a policy to explain that reads it so (MS MARCO's)."""
+    from .policy_explain import needs_rank_reading
+
+    if not _is_path(given) or not needs_rank_reading(run, explain):
+        return None
+    from converters.detect import load_run_any
+
+    return load_run_any(given, order="rank")
 
 
 def _run_label(run: Any, index: int) -> str:
@@ -364,7 +390,7 @@ class Explained:
 
     __repr__ = __str__
 def crosscheck(qrels: Any, run: Any, measures: Any, against: Any = None, *, rel: int | None = None,
-               split: str | None = None, complete: bool = False) -> "Crosscheck":
+               split: str | None = None, complete: bool = False, explain_policy: Any = None) -> "Crosscheck":
     """Run the reference tools on the same inputs and explain every difference from the strict numbers, as
     ``trec-bridge crosscheck`` does.
 
@@ -373,13 +399,20 @@ def crosscheck(qrels: Any, run: Any, measures: Any, against: Any = None, *, rel:
     E_REFERENCE_UNAVAILABLE).  Each tool's numbers are compared with our
     emulation of it (its policy), and what separates them from the strict
     numbers is decomposed over the named divergence axes (docs/divergences.md).
-    ``complete``: trec_eval with -c.
+    ``complete``: trec_eval with -c.  ``explain_policy``: "msmarco,beir" or a list, the policies no tool can
+    be run for (the leaderboard scripts), each walked from strict on the same inputs (``policy_table``);
+    ``against="none"`` then runs no tool.
 
     >>> cc = crosscheck({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, "P@1", against="pytrec_eval")
     >>> cc.outcome, cc.table[["strict", "reference", "axes"]].to_dict("records")
     ('explained', [{'strict': 0.5, 'reference': 1.0, 'axes': 'query_set'}])
+    >>> cc = crosscheck({"q1": {"d1": 0, "d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, "RR@10", against="none",
+    ...                 explain_policy="msmarco")
+    >>> cc.policy_table[["policy", "strict", "value", "axes"]].to_dict("records")
+    [{'policy': 'msmarco', 'strict': 0.5, 'value': 1.0, 'axes': 'relevance'}]
     """
-    return Evaluator(qrels, measures, rel=rel, split=split).crosscheck(run, against, complete=complete)
+    return Evaluator(qrels, measures, rel=rel, split=split).crosscheck(run, against, complete=complete,
+                                                                       explain_policy=explain_policy)
 
 
 class Crosscheck:
@@ -441,6 +474,16 @@ class Crosscheck:
             out += [{"tool": t.tool, "measure": r["measure"], "query_id": r["query_id"], "parts": r["parts"]}
                     for r in t.rows if r.get("parts")]
         return out
+
+    @property
+    def policy_table(self):
+        """A pandas DataFrame, one row per explained policy (``explain_policy``) and measure it computes: strict,
+        the policy's value, and the axes that separate them ("" when equal)."""
+        import pandas as pd
+
+        rows = [(e.policy.name, name, a["strict"], a["policy"], ", ".join(p["axis"] for p in a["parts"]))
+                for e in self.result.explanations for name, a in e.aggregates.items()]
+        return pd.DataFrame(rows, columns=["policy", "measure", "strict", "value", "axes"])
 
     @property
     def unexplained(self) -> list:

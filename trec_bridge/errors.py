@@ -48,7 +48,14 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_TIMING": "per-query timing for a query the run has no ranking or failure for, or a requested_at that is "
                     "not an RFC 3339 date-time with its offset",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
-    "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
+    "E_QRELS_DUPLICATE": "the same (query, document) judged twice (in a diversity qrels: the same (query, subtopic, "
+                         "document))",
+    "E_SUBTOPICS_UNDECLARED": "a diversity measure (alpha_nDCG, ERR_IA, NRBP, P_IA, StRecall) on qrels not declared "
+                              "a diversity qrels (--subtopics, or a dataset's subtopic_judgments): an ordinary "
+                              "qrels' second column is never read as a subtopic",
+    "E_SUBTOPICS_AMBIGUOUS": "a declared diversity qrels that cannot be one (the same subtopic on every line: an "
+                             "iteration column), or an ordinary measure on a document it judges for several "
+                             "subtopics (no single grade)",
     "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",
     # JSON
     "E_JSON_SYNTAX": "a file is not valid JSON",

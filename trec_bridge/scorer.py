@@ -30,6 +30,7 @@ from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, Meas
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
+from .subtopics import check_measures, judged_pairs
 from .validate import RunChecks, keep_last_repeat
 from .messages import quote
 
@@ -227,6 +228,7 @@ def prepare_for(dataset: Dataset, run: Run | Iterable[Run], measures: list[Measu
     """``prepare`` what scoring ``measures`` under ``policy`` reads, after refusing what the policy refuses."""
     dataset = _selected(dataset, split)
     refuse_unreproducible(dataset, measures, policy)
+    check_measures(dataset.qrels, measures)
     return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))
 
 
@@ -310,6 +312,9 @@ def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Orderi
 
 
 def _builder(dataset: Dataset, universe: pl.DataFrame, ordering: Ordering) -> RankingBuilder:
+    if dataset.qrels.subtopics:  # one judged row per (query, document), carrying its subtopic judgments
+        pairs, table = judged_pairs(dataset.qrels)
+        return RankingBuilder(pairs, universe, ordering, table)
     return RankingBuilder(dataset.qrels.frame, universe, ordering)
 
 
@@ -369,6 +374,7 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
     dataset, run = prepared.dataset, prepared.summary
+    check_measures(dataset.qrels, measures)
     unjudged = prepared.checks.finish(policy)
     index_ids = _index_queries(policy, prepared.base_set, run, dataset)
     statuses = _Statuses.of(index_ids, run)
@@ -680,7 +686,11 @@ def protocol_part_fingerprints(components: dict) -> dict[str, str]:
 
 def protocol_components(dataset: Dataset, measures: list[Measure], policy: Policy) -> dict:
     """Everything that decides the numbers except the run, as a dict (hashed whole: the protocol fingerprint)."""
-    judgments = dataset.qrels.frame.select("query_id", "doc_id", "grade").sort(["query_id", "doc_id"])
+    if dataset.qrels.subtopics:  # a diversity qrels' judgments are per subtopic
+        judgments = dataset.qrels.frame.select("query_id", "iteration", "doc_id", "grade").sort(
+            ["query_id", "iteration", "doc_id"])
+    else:
+        judgments = dataset.qrels.frame.select("query_id", "doc_id", "grade").sort(["query_id", "doc_id"])
     return {
         "queries": sorted([q.query_id, q.split] for q in dataset.queries),
         "query_source": dataset.query_source,

@@ -97,6 +97,9 @@ def add_parser(subparsers) -> None:
     qrels_p.add_argument("input", metavar="IN", help="judgments to read (.json dataset, or TREC qrels)")
     qrels_p.add_argument("output", metavar="OUT", help="file to write (.json dataset, or TREC qrels)")
     _dataset_options(qrels_p, "of the judgments")
+    qrels_p.add_argument("--subtopics", action="store_true",
+                         help="TREC (or Parquet / Arrow) input: a diversity qrels ('qid subtopic docno grade'); a "
+                              "JSON dataset then holds it as subtopic_judgments")
     qrels_p.set_defaults(handler=_convert_qrels, io=_qrels_io)
 
 
@@ -278,12 +281,15 @@ def _convert_qrels(args) -> int:
                          "written as .json")
     if src_json:
         _no_dataset_options(args)
+        if args.subtopics:
+            raise UsageError("E_USAGE", "--subtopics declares TREC (or Parquet / Arrow) qrels a diversity qrels; a "
+                             "JSON dataset declares its own (subtopic_judgments)")
         dataset = _json_dataset().load_dataset(args.input)
         qrels, iteration = dataset.qrels, dataset.trec_iteration
         unjudged = len(set(dataset.query_ids()) - set(qrels.query_ids()))
     else:
         _not_json_content(args.input)
-        qrels, unjudged = read_trec_qrels(args.input), 0
+        qrels, unjudged = read_trec_qrels(args.input, subtopics=args.subtopics), 0
         counts = qrels.frame.get_column("iteration").value_counts(sort=True)
         iteration = counts.row(0)[0]  # the most common one; JSON lists the others per judgment
         seen = tuple(sorted(qrels.frame.get_column("grade").unique().to_list()))
@@ -343,7 +349,7 @@ def _convert_columnar_qrels(args) -> int:
                          "convert the TREC qrels")
     if _columnar_name(args.input) is None and not is_json_name(args.input):
         _not_json_content(args.input)
-    qrels = load_dataset_any(args.input).qrels
+    qrels = load_dataset_any(args.input, subtopics=args.subtopics).qrels
     if kind_out is not None:
         columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out)
     else:

@@ -67,7 +67,7 @@ def run(args) -> int:
 
     runs = expand_runs(args.runs)
     job = FileJob(args.dataset, args.queries, args.rel, args.split, args.chunk_map, args.order, args.policy,
-                  args.measures, json=bool(args.json_dir), json_floats=args.json_floats)
+                  args.measures, json=bool(args.json_dir), json_floats=args.json_floats, subtopics=args.subtopics)
     loaded = job.load()  # a bad dataset or measure is refused here, before any run is read
     outcomes = score_all(job, runs, args.jobs)
     if args.json_dir:
@@ -119,6 +119,7 @@ class FileJob:
     measures: str
     json: bool = False
     json_floats: bool = False
+    subtopics: bool = False  # --subtopics: the dataset is a diversity qrels
     _loaded: dict = field(default_factory=dict, repr=False, compare=False)
 
     def load(self):
@@ -132,7 +133,7 @@ class FileJob:
             from ..policy import get_policy
 
             args = Namespace(**{k: getattr(self, k) for k in ("dataset", "queries", "rel", "split", "chunk_map",
-                                                              "order", "policy")})
+                                                              "order", "policy", "subtopics")})
             self._loaded.update(inputs=load_inputs(args, read_run=False), measures=parse_measures(self.measures),
                                 policy=get_policy(self.policy))
         return self._loaded
