@@ -178,7 +178,8 @@ def test_a_written_run_is_read_as_columns_without_an_object_per_entry(tmp_path, 
     path = tmp_path / "written.json"
     json_run_dump.dump_run(json_run.load_run(source), path)
     expected = _outcome(json_run.load_run, path)
-    monkeypatch.setattr(json_run_fast, "_decode", None)
+    from converters import json_run_decode
+    monkeypatch.setattr(json_run_decode, "decode_ranking", None)
     monkeypatch.setattr(json_run, "load_run", None)  # nor is the exact reader asked
     for part_bytes in (1, 60, 10**6):
         assert _outcome(lambda p: json_run_fast.join_parts(list(json_run_fast.read_run_parts_fast(
