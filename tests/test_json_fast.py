@@ -68,7 +68,10 @@ def documents(draw):
 
 
 def _text(doc, rng: random.Random) -> str:
-    style = rng.choice(["compact", "indent", "ascii", "spaces", "canonical", "canonical"])
+    style = rng.choice(["compact", "indent", "ascii", "spaces", "canonical", "canonical", "written", "written"])
+    if style == "written":  # the layout json_run_dump writes: the streaming reader (json_run_stream) reads it
+        from converters import strict_json as sj
+        return sj.render(doc, json_run._LAYOUT)
     if style == "canonical":  # the entries as trec-bridge writes them: the columnar path reads these
         return json.dumps(doc, ensure_ascii=False)
     if style == "compact":
