@@ -341,11 +341,7 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
                            "cannot express that", file=target)
     choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and run.order_source == "score"),
                            keep_off_order=scores == "keep")
-    lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
-                         score_column(choice), pl.lit(tag).alias("tag"))
-    buf = io.BytesIO()
-    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
-    data = buf.getvalue()
+    data = trec_lines(frame, choice, tag).getvalue()
     if target.endswith(".gz"):
         data = gzip.compress(data, compresslevel=6, mtime=0)
     ranked = set(frame.get_column("query_id").unique().to_list())
@@ -368,6 +364,15 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
     write_files([(side, text), (target, data)])
     info.sidecar = str(side)
     return info
+
+
+def trec_lines(frame: pl.DataFrame, choice: ChosenScores, tag: str) -> io.BytesIO:
+    """The TREC lines of an ordered frame: ``qid Q0 doc rank score tag``, with the chosen scores."""
+    lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
+                         score_column(choice), pl.lit(tag).alias("tag"))
+    buf = io.BytesIO()
+    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
+    return buf
 
 
 def ordered_frame(run: Run) -> pl.DataFrame:

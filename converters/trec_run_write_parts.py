@@ -8,12 +8,9 @@ and is renamed before it, which this writer leaves to the whole-run path.
 """
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import polars as pl
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.model import QueryNotContiguous, Run
@@ -21,7 +18,7 @@ from trec_bridge.outputs import atomic_write
 
 from . import sidecar as _sidecar
 from .trec_run import DEFAULT_TAG, ScoreMode, TrecWriteInfo, check_writable_ids, choose_scores, ordered_frame, \
-    score_column
+    trec_lines
 
 
 class _Doubt(Exception):
@@ -58,11 +55,7 @@ def _write(parts: Iterator[Run], fh, target: str, scores: ScoreMode, done: Writt
         check_writable_ids(frame, tag, target)
         choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and part.order_source == "score"),
                                keep_off_order=scores == "keep")
-        text = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
-                            score_column(choice), pl.lit(tag).alias("tag"))
-        buf = io.BytesIO()
-        text.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
-        fh.write(buf.getbuffer())
+        fh.write(trec_lines(frame, choice, tag).getbuffer())
         done.lines += frame.height
         done.order_source = part.order_source
         ranked = set(frame.get_column("query_id").unique().to_list())

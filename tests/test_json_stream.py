@@ -17,6 +17,7 @@ from converters.trec_run import read_trec_run, write_trec_run
 from trec_bridge.errors import InvalidInput
 
 from .conftest import run_cli
+from .test_json_fast import _outcome
 
 BLOCKS = [1, 7, 64, 200, 1 << 20]  # bytes a block: every line longer than the smallest ones
 RUN = {"format": "trec-bridge.run", "version": 1, "dataset_id": "ds", "run_id": "r", "system": {"k": [1, 2]},
@@ -30,15 +31,6 @@ RUN = {"format": "trec-bridge.run", "version": 1, "dataset_id": "ds", "run_id": 
 def _written(doc: dict = RUN) -> str:
     """The document in the layout trec-bridge writes (one top-level member, one query a line)."""
     return sj.render(doc, json_run._LAYOUT)
-
-
-def _outcome(read, path):
-    try:
-        run = read(path)
-    except InvalidInput as exc:
-        return ("error", exc.code, exc.message, exc.where.json_path, exc.where.line, exc.where.query, exc.where.doc)
-    return ("run", run.frame.rows(), run.queries, run.failures, run.run_id, run.dataset_id, run.metadata,
-            run.order_source)
 
 
 def _streamed(block_bytes):
