@@ -82,18 +82,28 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
     scores = frame.get_column("score")
     if (scores.is_nan() | scores.is_infinite()).any():
         raise _Doubt("scores")
-    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
-    if frame.height and int(frame.get_column("query_id").rle_id().max()) + 1 != groups.height:
+    queries, counts = _groups(frame)
+    if len(set(queries)) != len(queries):
         raise _Doubt("rows not grouped by query")
-    if not set(groups.get_column("query_id").to_list()) <= set(run.queries):
+    if not set(queries) <= set(run.queries):
         raise _Doubt("rows of a query not in Run.queries")
-    ranks_ok = frame.select((pl.col("rank") == pl.int_range(1, pl.len() + 1).over("query_id")).all()).item()
-    if frame.height and not ranks_ok:
+    starts = np.cumsum(counts) - counts
+    if frame.height and not np.array_equal(frame.get_column("rank").to_numpy(),
+                                           np.arange(frame.height) - np.repeat(starts, counts) + 1):
         raise _Doubt("ranks")
-    counts = groups.get_column("n").to_numpy()
-    keys = np.sort(pair_keys_of_blocks(groups.get_column("query_id"), counts, docs))
+    if run.unique_checked and frame is run.frame:  # the reader refused a repeat in this very frame
+        return
+    keys = np.sort(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs))
     if (keys[1:] == keys[:-1]).any():
         raise _Doubt("a document may be listed twice")
+
+
+def _groups(frame: pl.DataFrame) -> tuple[list[str], np.ndarray]:
+    """The runs of equal query IDs in row order: (query IDs, rows each); one run a query once grouped."""
+    if not frame.height:
+        return [], np.zeros(0, dtype=np.int64)
+    runs = frame.get_column("query_id").rle()
+    return runs.struct.field("value").to_list(), runs.struct.field("len").to_numpy().astype(np.int64)
 
 
 def _rankings_text(run: Run, frame: pl.DataFrame) -> list:
@@ -145,11 +155,10 @@ def _utf8(text: str) -> bytes:
 
 def _query_spans(frame: pl.DataFrame, ends: np.ndarray) -> dict[str, tuple[int, int]]:
     """Query ID -> (start, end) of its entries' bytes in the buffer (rows are grouped by query)."""
-    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
-    last_row = np.cumsum(groups.get_column("n").to_numpy().astype(np.int64)) - 1
-    stops = ends[last_row].tolist() if len(last_row) else []
+    queries, counts = _groups(frame)
+    stops = ends[np.cumsum(counts) - 1].tolist() if len(counts) else []
     starts = [0] + stops[:-1]
-    return dict(zip(groups.get_column("query_id").to_list(), zip(starts, stops)))
+    return dict(zip(queries, zip(starts, stops)))
 
 
 def _score_text(frame: pl.DataFrame) -> pl.Series:
