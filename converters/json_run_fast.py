@@ -1,27 +1,26 @@
 """Reading a run JSON document fast and query by query, with every check of the exact reader.
 
 The exact reader (``json_run.load_run``) parses the whole document with
-Python's ``json`` and hooks: 20 s and 4 GB for a 7M-entry run.  Here msgspec
-(C, zero-copy) splits the document into its top-level members and the
-``rankings`` object into one raw byte span per query, and decodes each span
-into typed entries.  What msgspec would let through silently is checked on
-the bytes before its answer is trusted:
+Python's ``json`` and hooks: 20 s and 4 GB for a 7M-entry run.  The layout
+trec-bridge writes is read as it streams (json_run_stream.py: memory follows
+a block of lines, not the file).  Any other layout is split whole here:
+msgspec (C, zero-copy) splits the document into its top-level members and the
+``rankings`` object into one raw byte span per query, and each span is
+decoded (json_run_decode.py).  What msgspec would let through silently is
+checked on the bytes before its answer is trusted:
 
 * a repeated key: between two spans only the next key may stand (a dropped
   repeat would sit there), and inside a span the ``:`` count must equal the
   keys decoded;
-* a backslash (escaped keys, lone surrogates), or a number that may overflow
-  (``_risky_numbers``): that span is parsed by the exact parser;
+* a backslash (escaped keys, lone surrogates), or a number that may overflow:
+  that span is parsed by the exact parser;
 * every other member (format, IDs, system, failures) is parsed by the exact
   parser, on the document with ``rankings`` emptied.
 
 Whenever anything is off, the exact reader reads the whole document and
 raises what it raises, so errors keep their codes, messages and locations;
-the fast path itself never reports an error.  A query's entries become
-columns at once, and parts of about ``PART_BYTES`` of JSON are handed on, so
-the scorer holds one part's strings at a time.  A part in the canonical
-layout (what trec-bridge writes) skips the objects altogether:
-json_run_columns.py reads it with polars' CSV reader and checks every field.
+the fast paths never report an error.  Spans in the canonical entry layout
+skip the objects altogether (json_entries.py reads them as two columns).
 """
 from __future__ import annotations
 
