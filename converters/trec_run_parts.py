@@ -70,7 +70,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         fh.seek(0)
         digest = hashlib.sha256() if fingerprint else None
         any_data, seen = False, set()
-        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
+        ahead = one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
         with closing(ahead):
             for part in _runs_of_pieces(ahead, name, order):
                 if part is None:
@@ -125,7 +125,7 @@ def _line_ends(chunk: bytes, parsed: tuple[str, pl.DataFrame | None] | None) -> 
 _END = object()
 
 
-def _one_ahead(items: Iterator) -> Iterator:
+def one_ahead(items: Iterator) -> Iterator:
     """The items of ``items``, the next one made in a worker thread while the caller works on this one.
 
     Reading and parsing then overlap with the caller's checking, ordering

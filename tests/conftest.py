@@ -62,6 +62,8 @@ SLOW_TESTS = frozenset({
     "test_score_many.py::test_api_score_many_in_two_processes_equals_scoring_each_alone",  # the same (~2 s)
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
+    "test_json_stream.py::test_a_written_document_cut_anywhere_is_the_exact_readers_error",  # 400 cuts, 3 reads each
+    "test_json_dataset_quick.py::test_the_bulk_checks_give_the_light_schemas_verdict",  # 300 documents, jsonschema
     "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
     "test_irds.py::test_workflow_dl2019_replays_as_printed",
