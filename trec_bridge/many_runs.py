@@ -89,8 +89,13 @@ def _score_installed(run) -> RunOutcome:
     return _INSTALLED[0].score_one(run)
 
 
-def score_all(job, runs: list, jobs: int | None = None) -> list[RunOutcome]:
-    """Every run's outcome, in the order given; ``jobs`` worker processes (default: the cores; 1: this process)."""
+def score_all(job, runs: list, jobs: int | None = None, cluster=None) -> list[RunOutcome]:
+    """Every run's outcome, in the order given; ``jobs`` worker processes (default: the cores; 1: this process),
+    or one task a run on a Dask cluster (``cluster``: its address or a ``distributed.Client``)."""
+    if cluster is not None:
+        from .cluster import score_runs
+
+        return score_runs(cluster, job, runs)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(runs) <= 1:
         return [job.score_one(r) for r in runs]

@@ -27,9 +27,14 @@ worker reads the judgments once. A run with bad input does not stop the
 others: its row says "invalid" with the error code, its error is printed on
 standard error, and the other runs are scored and reported.
 
+With --dask ADDRESS the runs are scored on a Dask cluster's workers instead
+(one task a run; the workers read the run paths, so they must see the same
+files), with the same table and reports.
+
 Exit codes: 0 every run complete; 1 the dataset is invalid (nothing scored),
 or at least one run is invalid (the others are still scored and written);
-2 no run invalid but at least one incomplete."""
+2 no run invalid but at least one incomplete; 7 the Dask cluster could not be
+reached or lost a task past Dask's retries (nothing written)."""
 
 
 def add_parser(sub) -> None:
@@ -41,6 +46,8 @@ def add_parser(sub) -> None:
     p.add_argument("--policy", default="strict", help="as in score (docs/policy.md)")
     p.add_argument("--jobs", type=int_option("--jobs", 1), metavar="N",
                    help="worker processes (default: the number of cores; 1: score in this process)")
+    p.add_argument("--dask", metavar="ADDRESS", help="score on the Dask cluster at this scheduler address "
+                   "(tcp://host:8786) instead of local worker processes (needs trec-bridge[dask])")
     p.add_argument("--json-dir", metavar="DIR", help="write each run's JSON report to DIR/<run file name>.json")
     p.add_argument("--json-floats", action="store_true", help="as in score: the reports' numbers as floats only")
     p.add_argument("--format", choices=FORMATS, default="table",
@@ -69,7 +76,7 @@ def run(args) -> int:
     job = FileJob(args.dataset, args.queries, args.rel, args.split, args.chunk_map, args.order, args.policy,
                   args.measures, json=bool(args.json_dir), json_floats=args.json_floats)
     loaded = job.load()  # a bad dataset or measure is refused here, before any run is read
-    outcomes = score_all(job, runs, args.jobs)
+    outcomes = score_all(job, runs, args.jobs, cluster=args.dask)
     if args.json_dir:
         make_dirs(args.json_dir)
         for o in outcomes:
