@@ -48,6 +48,7 @@ SLOW_FILES = frozenset({
     "test_explain.py",
     "test_irm_families_hypothesis.py",
     "test_ranx_ref.py",
+    "test_dask.py",  # issue 21: a distributed.LocalCluster of 2 worker processes, golden scenarios and DL19 on it
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.

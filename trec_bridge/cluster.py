@@ -129,40 +129,31 @@ def score_dataframe(target, job: PartJob, frame):
     if missing:
         raise UsageError("E_USAGE", f"the DataFrame lacks column(s) {', '.join(missing)} (ir_measures' names: "
                          f"{', '.join(RUN_COLUMNS)})")
-    partitions = frame[list(RUN_COLUMNS)].to_delayed()
-    if target is None:
-        parts = _computed_here(job, partitions)
-    else:
-        with connected(target) as client:
-            parts = _computed_on(client, job, partitions)
+    import uuid
+
+    import dask
+
+    shared = dask.delayed(job, name=f"trec-bridge-job-{uuid.uuid4().hex}")  # one copy in the graph, not one a task
+    tasks = [dask.delayed(score_frame, pure=False)(shared, p, n)
+             for n, p in enumerate(frame[list(RUN_COLUMNS)].to_delayed())]
+    try:
+        if target is None:
+            parts = list(dask.compute(*tasks))
+        else:
+            with connected(target) as client:
+                parts = _gathered(client, client.compute(tasks))
+    except TrecBridgeError:
+        raise
+    except Exception as exc:
+        raise failed(exc) from None
     return merge(job, parts, on_split=_split_refused), run_metadata(parts)
 
 
-def _computed_here(job: PartJob, partitions: list) -> list[PartScores]:
-    import dask
-
+def _gathered(client, futures: list) -> list:
     try:
-        return list(dask.compute(*[dask.delayed(score_frame)(job, p, n) for n, p in enumerate(partitions)]))
-    except TrecBridgeError:
-        raise
-    except Exception as exc:
-        raise failed(exc) from None
-
-
-def _computed_on(client, job: PartJob, partitions: list) -> list[PartScores]:
-    futures = []
-    try:
-        shared = client.scatter(job, broadcast=True, hash=False)
-        frames = client.compute(partitions)
-        futures = frames + [client.submit(score_frame, shared, f, n, pure=False) for n, f in enumerate(frames)]
-        return client.gather(futures[len(frames):])
-    except TrecBridgeError:
-        raise
-    except Exception as exc:
-        raise failed(exc) from None
+        return client.gather(futures)
     finally:
-        if futures:
-            client.cancel(futures)
+        client.cancel(futures)
 
 
 def score_frame(job: PartJob, frame, n: int) -> PartScores:
