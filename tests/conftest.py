@@ -59,6 +59,7 @@ SLOW_TESTS = frozenset({
     "test_system_meta.py::test_crosscheck_reports_carry_the_system",  # issue 23: two cross-checks with pytrec_eval (~2 s)  # issue 23: renders an HTML page (~1 s)
     "test_score_many.py::test_jobs_1_and_2_give_the_same_output",  # starts worker processes (~2 s)
     "test_score_many.py::test_api_score_many_in_two_processes_equals_scoring_each_alone",  # the same (~2 s)
+    "test_parquet_parts.py::test_a_partitioned_run_is_scored_in_the_memory_of_one_partition",  # five processes
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
     "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)

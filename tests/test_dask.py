@@ -78,6 +78,22 @@ def test_an_official_dl19_run_in_pieces_and_whole(cluster, shared_data, tmp_path
             assert here == there and here[0] == 0 and here[3] is not None, (run.name, policy, here[2], there[2])
 
 
+def test_a_parquet_folder_is_scored_one_partition_file_a_worker(cluster, shared_data, tmp_path):
+    import polars as pl
+
+    from trec_bridge.run_pieces import pieces_of
+
+    local, _ = cluster
+    qrels, gz, _ = _dl19(shared_data, tmp_path)
+    folder = tmp_path / "run.parquet"
+    folder.mkdir()
+    for n, chunk in enumerate(_by_query(_frame_of(gz), 5)):
+        pl.from_pandas(chunk).write_parquet(folder / f"part-{n}.parquet")
+    assert len(pieces_of(str(folder)).pieces) == 5
+    here, there = _both(tmp_path, "score", qrels, folder, MEASURES, address=local.scheduler_address)
+    assert here == there and here[0] == 0 and here[3] is not None, (here[2], there[2])
+
+
 def test_score_many_on_the_cluster_equals_local_workers(cluster, shared_data, tmp_path):
     local, _ = cluster
     qrels = shared_data / "qrels" / "anserini-tools" / "qrels.dl19-passage.txt"
