@@ -18,14 +18,15 @@ from .scorer import Prepared, ScoreResult, evaluate, prepare_for
 
 def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure], policy: Policy, *,
                         order: str = "score", split: str | None = None, fingerprint: bool = False,
-                        seen: dict | None = None) -> ScoreResult | None:
+                        seen: dict | None = None, judgments=None) -> ScoreResult | None:
     """Score a plain TREC run, a run JSON document, a run in JSON Lines or a Parquet folder part by part
     (bounded memory); None when it must be read whole.
 
     Whole means: a dataset that collapses chunks (its own chunk map), a
     gzipped TREC file, one with a sidecar, another JSON layout (ranx), or a
     TREC query whose lines are split by another query's across parts.
-    ``seen``: filled with the parts' run metadata (system, timing, ...).
+    ``seen``: filled with the parts' run metadata (system, timing, ...);
+    ``judgments``: made once for many runs (``scorer.score_parts``).
     """
     from .model import QueryNotContiguous
     from .scorer import score_parts
@@ -37,7 +38,7 @@ def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure]
         return None
     try:
         with closing(_watched(parts, {} if seen is None else seen)) as watched:  # closed at once on any exit
-            return score_parts(dataset, watched, measures, policy, split=split)
+            return score_parts(dataset, watched, measures, policy, split=split, judgments=judgments)
     except QueryNotContiguous:
         return None
 

@@ -78,7 +78,7 @@ class MeanResult:
         return f"MeanResult(value={self.value!r}, exact={self.exact!r}, eligible={self.eligible})"
 
 
-class _Known:
+class Known:
     """A value already computed, in the place of the function that computes it (picklable, unlike a lambda)."""
 
     def __init__(self, value) -> None:
@@ -108,8 +108,8 @@ class ScoreResult:
     def __getstate__(self) -> dict:
         """Pickled (to or from a worker process: many_runs) with its fingerprints, not the functions computing them."""
         state = dict(self.__dict__)
-        state["protocol"] = _Known(self.protocol())
-        state["protocol_parts"] = None if self.protocol_parts is None else _Known(self.protocol_parts())
+        state["protocol"] = Known(self.protocol())
+        state["protocol_parts"] = None if self.protocol_parts is None else Known(self.protocol_parts())
         return state
 
     @cached_property
@@ -151,13 +151,18 @@ def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = 
 
 
 def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy = STRICT, *,
-                split: str | None = None) -> ScoreResult:
+                split: str | None = None, judgments: "Judgments | None" = None) -> ScoreResult:
     """Score a run read in parts (each query whole in one part), never holding it all in memory.
 
     The result is the one ``score`` gives for the whole run.  Raises
     ``QueryNotContiguous`` when a query comes back in a later part: the
-    caller then reads the run whole.
+    caller then reads the run whole.  ``judgments``: of the dataset already
+    checked and selected (``select_checked``, ``refuse_unreproducible``), made
+    once for many runs (score-many's workers): ``dataset`` and ``split`` are
+    then its own.
     """
+    if judgments is not None:
+        return evaluate(prepare_checked(judgments.dataset, parts, measures, policy, judgments), measures, policy)
     return evaluate(prepare_for(dataset, parts, measures, policy, split=split), measures, policy)
 
 
