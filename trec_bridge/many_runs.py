@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .errors import TrecBridgeError
 
 GLOB_CHARS = "*?["
+POLARS_THREADS = "POLARS_MAX_THREADS"
 PRELOAD = ["trec_bridge.scorer", "trec_bridge.report", "trec_bridge.evaluation", "trec_bridge.many_runs",
            "trec_bridge.cli.score_many", "trec_bridge.cli.report_options", "converters.detect",
            "converters.trec_run_parts", "converters.trec_qrels"]
@@ -114,11 +115,19 @@ def pool_size(jobs: int | None, runs: int) -> int:
 def warm_up(jobs: int | None, runs: int) -> None:
     """Start the workers' fork server now, when ``score_all`` will need one: it imports the scorer's modules while
     this process reads the judgments, instead of after (bench/README.md, W-many)."""
-    if pool_size(jobs, runs) > 1:
+    workers = pool_size(jobs, runs)
+    if workers > 1:
         from multiprocessing import forkserver
 
         _forkserver()
-        forkserver.ensure_running()
+        own = os.environ.get(POLARS_THREADS)
+        if own is None:  # the workers share the cores: polars' threads in each, not every core in every worker
+            os.environ[POLARS_THREADS] = str(max(1, default_jobs() // workers))
+        try:
+            forkserver.ensure_running()  # the server and the workers it forks see the environment of now
+        finally:
+            if own is None:
+                del os.environ[POLARS_THREADS]
 
 
 def _forkserver():
