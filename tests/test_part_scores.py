@@ -87,30 +87,30 @@ def test_missing_queries_and_unjudged_ones_come_out_as_score_says(tmp_path, monk
     assert '"missing_queries": [\n    "q30",\n    "q31",\n    "q32"\n  ]' in report and '"unjudged_queries": [\n    "qx"' in report
 
 
-@pytest.mark.parametrize("bad, code", [("q17 Q0 d1 1 nan t", "E_RUN_SCORE"), ("q17 Q0 d1 1", "E_TREC_COLUMNS")])
-def test_an_error_in_a_late_piece_names_the_line_score_names(tmp_path, monkeypatch, bad, code):
-    monkeypatch.setattr(trp, "PART_BYTES", 4000)
-    qrels, run = _workload(tmp_path)
-    lines = run.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("q17 "))
-    lines[at + 3] = bad
-    run.write_text("\n".join(lines) + "\n")
-    status, _, err = run_cli("score", qrels, run, "AP")
-    assert status == 1 and f"[{code}]" in err and f"run.trec:{at + 4}" in err
-    with pytest.raises(Exception) as raised:
-        _merged_report(_dataset(qrels), run, parse_measures("AP"), get_policy("strict"))
-    assert f"trec-bridge: error: {raised.value.render()}\n" == err
+def _nan_score(lines: list[str], at: int) -> None:
+    lines[at + 3] = "q17 Q0 d1 1 nan t"
 
 
-def test_a_document_twice_in_a_piece_is_the_error_score_gives(tmp_path, monkeypatch):
-    monkeypatch.setattr(trp, "PART_BYTES", 4000)
-    qrels, run = _workload(tmp_path)
-    lines = run.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("q20 "))
+def _five_columns(lines: list[str], at: int) -> None:
+    lines[at + 3] = "q17 Q0 d1 1"
+
+
+def _document_twice(lines: list[str], at: int) -> None:
     lines[at + 1] = lines[at].replace(" 1 ", " 2 ", 1)
+
+
+@pytest.mark.parametrize("spoil, code, line", [(_nan_score, "E_RUN_SCORE", 4), (_five_columns, "E_TREC_COLUMNS", 4),
+                                               (_document_twice, "E_RUN_DUPLICATE_DOC", None)])
+def test_an_error_in_a_late_piece_is_the_error_score_gives(tmp_path, monkeypatch, spoil, code, line):
+    """The same code, message and line (counted over the whole file) as `score`, from a piece in the middle."""
+    monkeypatch.setattr(trp, "PART_BYTES", 4000)
+    qrels, run = _workload(tmp_path)
+    lines = run.read_text().splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("q17 "))
+    spoil(lines, at)
     run.write_text("\n".join(lines) + "\n")
     status, _, err = run_cli("score", qrels, run, "AP")
-    assert status == 1 and "[E_RUN_DUPLICATE_DOC]" in err
+    assert status == 1 and f"[{code}]" in err and (line is None or f"run.trec:{at + line}" in err)
     with pytest.raises(Exception) as raised:
         _merged_report(_dataset(qrels), run, parse_measures("AP"), get_policy("strict"))
     assert f"trec-bridge: error: {raised.value.render()}\n" == err

@@ -396,26 +396,26 @@ def write_files(items: Iterable[tuple[object, Content]], mode: int | None = None
                 then_remove: Iterable = ()) -> None:
     """Write every (path, content) or none of them, renamed into place in the given order; then delete
     ``then_remove`` (a stale sidecar) with them."""
-    outputs = _current if _current is not None else Outputs()
-    try:
+    def stage(outputs: Outputs) -> None:
         for path, content in items:
             outputs.stage(path, content, mode)
         for path in then_remove:
             outputs.stage_removal(path)
-    except BaseException:
-        if outputs is not _current:
-            outputs.abort()
-        raise
-    if outputs is not _current:
-        outputs.commit()
+
+    _as_one_set(stage)
 
 
 def write_many(items: Iterable[tuple[object, Content]]) -> None:
     """``write_files`` of many files at once (score-many's reports): written and fsynced in parallel
     (``Outputs.stage_many``), renamed into place in the given order with the command's other outputs."""
+    _as_one_set(lambda outputs: outputs.stage_many(list(items)))
+
+
+def _as_one_set(stage: Callable[[Outputs], None]) -> None:
+    """``stage`` into the command's set (renamed when it ends), or into a set of its own renamed now."""
     outputs = _current if _current is not None else Outputs()
     try:
-        outputs.stage_many(list(items))
+        stage(outputs)
     except BaseException:
         if outputs is not _current:
             outputs.abort()
