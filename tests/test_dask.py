@@ -109,6 +109,23 @@ def test_score_many_on_the_cluster_equals_local_workers(cluster, shared_data, tm
     assert outputs[0][0] == 1 and "invalid E_RUN_DUPLICATE_DOC" in outputs[0][1] and len(outputs[0][3]) == 3
 
 
+def test_the_python_api_on_the_cluster_equals_it_here(cluster, shared_data, tmp_path):
+    import trec_bridge as tb
+
+    local, client = cluster
+    qrels, gz, plain = _dl19(shared_data, tmp_path)
+    ev = tb.Evaluator(qrels, MEASURES)
+    for run in (plain, gz):
+        here, there = ev.score(run), ev.score(run, client=local.scheduler_address)  # an address works too
+        here.to_json(tmp_path / "here.json")
+        there.to_json(tmp_path / "there.json")
+        assert (tmp_path / "here.json").read_bytes() == (tmp_path / "there.json").read_bytes(), run.name
+    runs = {"plain": plain, "gz": gz, "bad": {"19335": {"d1": float("nan")}}}
+    many_here, many_there = ev.score_many(runs, jobs=1), ev.score_many(runs, client=client)
+    assert many_there.errors == many_here.errors and many_there.errors["bad"]["code"] == "E_RUN_SCORE"
+    assert {k: r.exact for k, r in many_there.results.items()} == {k: r.exact for k, r in many_here.results.items()}
+
+
 def _frame_of(path: Path):
     return pd.read_csv(path, sep=r"\s+", header=None, names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
                        dtype={"query_id": str, "doc_id": str})[["query_id", "doc_id", "score"]]
