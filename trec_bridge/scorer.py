@@ -456,7 +456,9 @@ def finished_values(m: Measure, values: Values, defined: np.ndarray, policy: Pol
     digits = policy.digits_for(m)
     if digits is not None:
         values = Values(printed(values.value, digits))
-    counted = defined if policy.no_relevant == "null" else np.ones(len(index_ids), dtype=bool)
+    counted = defined
+    if policy.no_relevant != "null":
+        counted = np.ones(len(index_ids), dtype=bool)
     # a rational measure's float is its exact value correctly rounded
     if approximate:
         values = Values(values.value)  # the floats, no exact terms

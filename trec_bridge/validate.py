@@ -50,13 +50,17 @@ class RunChecks:
     def row_findings(self, run: Run) -> "RowFindings":
         """What the checks find in a part's rows, raised later by ``add_part`` (a part checked on another
         machine sends only this back: part_scores.py)."""
-        duplicate = None
-        if self.duplicates == "reject" and not run.unique_checked:
-            try:
+        return RowFindings(self._repeated_document(run),
+                           _unknown_doc(run, self.dataset) if self.dataset.corpus is not None else None)
+
+    def _repeated_document(self, run: Run) -> InvalidInput | None:
+        """The duplicates rule "reject": the first document repeated in a ranking, as the error to raise."""
+        try:
+            if self.duplicates == "reject" and not run.unique_checked:
                 _check_duplicates(run)
-            except InvalidInput as exc:
-                duplicate = exc
-        return RowFindings(duplicate, _unknown_doc(run, self.dataset) if self.dataset.corpus is not None else None)
+        except InvalidInput as exc:
+            return exc
+        return None
 
     def add_part(self, part, rows: "RowFindings") -> None:
         """Check a part's records (``part``: a Run, or anything with its queries, failures, dataset_id,
