@@ -429,6 +429,12 @@ TOOLS = [
     Tool("score-jsonl", "trec-bridge score on the run as JSON Lines (strict)",
          lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".jsonl")), STRICT_MEASURES],
          (0, 2), parse_score_table, default=False),
+    Tool("score-parquet", "trec-bridge score on the run as one Parquet file (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(parquet_twin(c, r)), STRICT_MEASURES], (0, 2),
+         parse_score_table, versus="score", default=False),
+    Tool("score-parquet-parts", "trec-bridge score on the run as a folder of 16 Parquet partitions (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(parquet_twin(c, r, parts=16)), STRICT_MEASURES],
+         (0, 2), parse_score_table, versus="score", default=False),
     Tool("convert-json", "trec-bridge convert run TREC -> JSON",
          lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(r), str(o / "converted.json"), "--dataset-id",
                              "bench"], (0,), parse_nothing, default=False),
@@ -513,6 +519,29 @@ def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:
         subprocess.run([*ctx.trec_bridge, "convert", "run", str(run), str(twin), "--dataset-id", "bench"], check=True,
                        stdout=subprocess.DEVNULL)
     return twin
+
+
+def parquet_twin(ctx: "Ctx", run: Path, parts: int = 0) -> Path:
+    """The run as Parquet beside the TREC file (one file by trec-bridge convert; ``parts``: that file's rows in
+    so many partition files, each query whole in one), made once (not timed)."""
+    one = run.with_name(run.name + ".parquet")
+    if not one.exists():
+        log(f"making {one.name} (once, not timed)")
+        subprocess.run([*ctx.trec_bridge, "convert", "run", str(run), str(one)], check=True, stdout=subprocess.DEVNULL)
+    if not parts:
+        return one
+    folder = run.with_name(f"{run.name}.{parts}parts.parquet")
+    if not folder.exists():
+        import polars as pl
+
+        log(f"making {folder.name} (once, not timed)")
+        frame = pl.read_parquet(one)
+        ids = frame.get_column("query_id").unique(maintain_order=True).to_list()
+        folder.mkdir()
+        for n in range(parts):
+            chosen = ids[n * len(ids) // parts:(n + 1) * len(ids) // parts]
+            frame.filter(pl.col("query_id").is_in(chosen)).write_parquet(folder / f"part-{n:03d}.parquet")
+    return folder
 
 
 @dataclasses.dataclass
@@ -618,7 +647,7 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
         return "not checked (own tie rule)", []
     if tool.startswith("convert-"):
         return "not checked (writes a file; tests/test_json_fast.py holds the bytes)", []
-    if tool in ("score-json", "score-jsonl") and "score" in values:
+    if tool in ("score-json", "score-jsonl", "score-parquet", "score-parquet-parts") and "score" in values:
         checked, bad = compare(values[tool], values["score"], list(values["score"]), "score on the TREC run")
         return _cell(checked, bad, "score on the TREC run"), bad
     if tool == "ir_measures-irm":
@@ -699,6 +728,8 @@ TARGETS = {
     ("W1", "crosscheck"): Target(sum_ratio=1.3),
     ("W1", "score-json"): Target(ratio=0.30, rss_gib=1.0),
     ("W1", "score-jsonl"): Target(ratio=0.25, rss_gib=1.0),
+    ("W1", "score-parquet"): Target(ratio=0.5, rss_gib=1.0),  # issue 21 §3: vs score on the TREC text, same iteration
+    ("W1", "score-parquet-parts"): Target(ratio=0.5, rss_gib=1.0),
     ("W1", "convert-json"): Target(ratio=0.30, rss_gib=1.0),
     ("W1", "convert-trec"): Target(ratio=0.30, rss_gib=1.0),
     ("W3", "score-jsonl"): Target(rss_gib=1.0),

@@ -18,6 +18,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import head_bytes, read_input_bytes
 from trec_bridge.model import Dataset, Query, Run
+from trec_bridge.urls import is_url
 
 
 def is_json(path: str | Path) -> bool:
@@ -45,6 +46,13 @@ def columnar_kind(path: str | Path) -> str | None:
         return "parquet"
     if name.endswith(IPC_SUFFIXES):
         return "ipc"
+    if is_url(path):  # an fsspec URL names a Parquet folder or nothing we read (trec_bridge/urls.py)
+        from .columnar import partition_files
+
+        try:
+            return "parquet" if partition_files(str(path)) is not None else None
+        except InvalidInput:
+            return None
     if Path(path).is_dir() and _holds_parquet(Path(path)):
         return "parquet"
     return None

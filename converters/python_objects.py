@@ -47,6 +47,17 @@ class IntIds:
                     raise collision(column, int(text), text, other)
 
 
+def check_id_spellings(dataset, qrels_ints: IntIds, run: Run, run_ints: IntIds) -> None:
+    """Integer IDs on one side against the other side's string spellings (7 against "007"): E_ID_COLLISION."""
+    if not qrels_ints.texts and not run_ints.texts:
+        return
+    qrels = dataset.qrels.frame
+    for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
+        qrels_ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
+        run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
+    run_ints.check_against("query IDs", dataset.query_ids(), "the dataset")
+
+
 def collision(column: str, number: int, text: str, other: str) -> InvalidInput:
     if text == str(number):
         what = f"and {other} also holds the string {quote(text)}: two distinct keys would become one ID"

@@ -183,11 +183,15 @@ class Evaluator:
             self._judgments = Judgments(self.dataset)  # joined once, copied for each run
         self._inputs = _path_input("dataset", qrels)
 
-    def score(self, run: Any) -> "Result":
-        """Score one run (any input kind) under the evaluator's policy; see ``score``."""
+    def score(self, run: Any, *, client: Any = None) -> "Result":
+        """Score one run (any input kind) under the evaluator's policy; see ``score``.  ``client``: a
+        ``distributed.Client`` or a scheduler address; a run file or a Dask DataFrame is then scored on the cluster."""
+        from .cluster import is_dask_collection
         from .evaluation import label
         from .scorer import evaluate, prepare_checked
 
+        if is_dask_collection(run) or (client is not None and _is_path(run)):
+            return self._on_cluster(run, client)
         with _AsInvalidInput():
             r, ints = _run_and_ints(run)
             self._check_ids(r, ints)
@@ -196,10 +200,27 @@ class Evaluator:
         label(result, self.dataset, self.measures.notes)
         return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
-    def score_many(self, runs: Any, jobs: int | None = None) -> "ScoredRuns":
+    def _on_cluster(self, run: Any, client: Any) -> "Result":
+        """A run file or a Dask DataFrame scored on a Dask cluster (cluster.py), as ``score`` scores it here."""
+        from .cluster import is_dask_collection, score_dataframe, score_file
+        from .evaluation import label
+        from .part_scores import PartJob
+
+        job = PartJob(self.dataset, self.measures, self.policy, int_ids=self._ints)
+        with _AsInvalidInput():
+            if is_dask_collection(run):
+                result, meta = score_dataframe(client, job, run)
+            else:
+                result, meta = score_file(client, job, os.fspath(run))
+        label(result, self.dataset, self.measures.notes)
+        return Result(result, {**self._inputs, **_path_input("run", run)}, meta)
+
+    def score_many(self, runs: Any, jobs: int | None = None, *, client: Any = None) -> "ScoredRuns":
         """Score many runs (a list, or a dict of name -> run; any input kind each) in ``jobs`` worker processes
-        (default: the cores; 1: this process), each exactly as ``score`` would.  A run with bad input does not
-        stop the others: it is in ``.errors`` (its code and message), the others in ``.results``.
+        (default: the cores; 1: this process), each exactly as ``score`` would; ``client`` (a
+        ``distributed.Client`` or a scheduler address): one task a run on that Dask cluster instead.  A run with
+        bad input does not stop the others: it is in ``.errors`` (its code and message), the others in
+        ``.results``.
 
         >>> ev = Evaluator({"q1": {"d1": 1}}, "P@1")
         >>> many = ev.score_many({"good": {"q1": {"d1": 0.3}}, "bad": {"q1": {"d1": float("nan")}}}, jobs=1)
@@ -209,7 +230,7 @@ class Evaluator:
         from .many_runs import score_all
 
         named = dict(runs) if isinstance(runs, dict) else {_run_label(r, i): r for i, r in enumerate(runs)}
-        outcomes = score_all(_EvaluatorJob(self), list(named.values()), jobs)
+        outcomes = score_all(_EvaluatorJob(self), list(named.values()), jobs, cluster=client)
         return ScoredRuns({name: Result(o.result, {**self._inputs, **_path_input("run", run)})
                            for (name, run), o in zip(named.items(), outcomes) if o.error is None},
                           {name: o.error for name, o in zip(named, outcomes) if o.error is not None})
@@ -232,13 +253,9 @@ class Evaluator:
 
     def _check_ids(self, run: Run, run_ints) -> None:
         """Integer IDs on one side against the other side's string spellings (7 against "007")."""
-        if not self._ints.texts and not run_ints.texts:
-            return
-        qrels = self.dataset.qrels.frame
-        for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
-            self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
-            run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
-        run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
+        from converters.python_objects import check_id_spellings
+
+        check_id_spellings(self.dataset, self._ints, run, run_ints)
 
 
 def _rank_reading(given: Any, run: Run, explain: list) -> Run | None:
@@ -295,7 +312,7 @@ def _path_input(role: str, x: Any) -> dict:
 
 
 def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
-          split: str | None = None) -> "Result":
+          split: str | None = None, client: Any = None) -> "Result":
     """Score ``run`` against ``qrels`` under ``policy`` (strict by default), as ``trec-bridge score`` does.
 
     ``measures``: "nDCG@10 RR@10", a list of such strings, or ir_measures
@@ -305,11 +322,16 @@ def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: i
     each query is ordered by score, ties by document ID as trec_eval does.
     Integer IDs are read as decimal text; 7 against "007" is refused
     (E_ID_COLLISION).  Bad input raises ``InvalidInput`` (``.code``).
+    ``run`` may be a Dask DataFrame (ir_measures' columns): it is scored
+    partition by partition where the partitions are, never collected, on
+    ``client`` (a ``distributed.Client`` or a scheduler address) or Dask's
+    current scheduler; a run file with ``client`` is read and scored on that
+    cluster's workers.  The numbers are the ones scored here (docs/api.md).
 
     >>> score({"q1": {"d1": 1}, "q2": {"d9": 1}}, {"q1": {"d1": 0.5}}, "P@1").outcome
     'incomplete'
     """
-    return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run)
+    return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run, client=client)
 
 
 def explain(qrels: Any, run: Any, theirs: Any, measures: Any = None, *, rel: int | None = None,

@@ -18,6 +18,7 @@ EXIT_UNEXPLAINED = 3
 EXIT_GATE_FAILED = 4
 EXIT_UNREPRODUCED = 5  # explain: no combination of the axes reproduces their figures
 EXIT_UNCONTROLLED = 6  # compare --single-variable: the systems differ in more than one key
+EXIT_CLUSTER = 7  # --dask: the cluster could not be reached, or a task failed there past Dask's retries
 
 # code -> meaning.  Grouped by where the problem is found.
 ERROR_CODES: dict[str, str] = {
@@ -78,6 +79,8 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_UNKNOWN_QUERY": "a run query outside the selected query set",
     "E_RUN_UNKNOWN_DOC": "a run document outside the listed corpus",
     "E_RUN_DATASET_MISMATCH": "a run made for another dataset or dataset version",
+    "E_RUN_QUERY_SPLIT": "a query's rows are in two partitions of a Dask DataFrame run (each query must be whole in "
+                         "one partition to be scored where the partitions are)",
     # chunk maps
     "E_CHUNK_DUPLICATE": "the same chunk twice in one query's ranking",
     "E_CHUNK_UNKNOWN": "a ranked chunk that the chunk map does not list",
@@ -116,6 +119,10 @@ ERROR_CODES: dict[str, str] = {
     "E_POLICY_MEASURE": "a measure or parameter the tool a policy emulates does not compute so (refused, not approximated)",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or refuses input it is known to mishandle",
     "E_REFERENCE_FAILED": "a reference tool crashed, was killed, ran out of memory or timed out on this input",
+    # a Dask cluster (--dask, a distributed.Client)
+    "E_DASK_UNAVAILABLE": "--dask or a Dask input without Dask installed (pip install 'trec-bridge[dask]')",
+    "E_DASK": "the Dask cluster cannot be reached, or a task failed on it past Dask's retries (a worker lost, a "
+              "worker without trec-bridge): nothing is scored or written",
     # installer
     "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",
     "E_ARCHIVE_TOO_LARGE": "an archive member is larger than the installer reads",
@@ -188,6 +195,12 @@ class UncontrolledComparison(TrecBridgeError):
     """compare --single-variable refused systems differing in more than one key: exit 6 (a gate, not bad input)."""
 
     exit_code = EXIT_UNCONTROLLED
+
+
+class ClusterFailed(TrecBridgeError):
+    """The Dask cluster could not score the run (unreachable, a task lost past its retries): exit 7, no output."""
+
+    exit_code = EXIT_CLUSTER
 
 
 class ReferenceUnavailable(TrecBridgeError):

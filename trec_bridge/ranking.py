@@ -74,6 +74,20 @@ class RankingBuilder:
                                       self.carried)
         self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), *carried))
 
+    def reduced(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """What this builder holds, as a worker sends it (part_scores.py): the universe index and ranked length
+        of each query with rows, and the judged rows (query, rank, grade); ``absorb`` takes it in."""
+        ranked = np.flatnonzero(self.retrieved)
+        rows = tuple(np.concatenate(c) for c in zip(*self.parts)) if self.parts else (np.zeros(0, dtype=np.int64),) * 3
+        return ranked, self.retrieved[ranked], rows
+
+    def absorb(self, reduced: tuple) -> None:
+        """Take in another builder's ``reduced()`` over the same universe, as ``add`` would have taken its part."""
+        ranked, lengths, rows = reduced
+        self.retrieved[ranked] += lengths
+        if len(rows[0]):
+            self.parts.append(rows)
+
     def finish(self, index: pl.DataFrame) -> Ranking:
         """The Ranking over ``index`` (a subset of the universe, in any order)."""
         n = index.height

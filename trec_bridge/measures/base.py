@@ -392,6 +392,10 @@ class Family:
     integer: bool = False
     # True: a diversity measure, which reads per-subtopic judgments (Ranking.subtopics) and needs a diversity qrels
     subtopics: bool = False
+    # True: a query's values (and terms) are the same bits whatever other queries the Ranking holds, so parts of a
+    # run scored apart merge exactly (part_scores.py); False: the kernel sums floats across queries (a running
+    # cumulative sum), and a part's values differ in the last bits, so its rows are merged, not its values
+    query_local: bool = True
 
     def native(self, tool: str):
         """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""
