@@ -112,7 +112,7 @@ SLOW_TESTS = frozenset({
     "test_outputs.py::test_a_signal_during_start_up_is_one_line",  # a subprocess per signal, killed at start-up
     "test_outputs.py::test_html_and_png_are_one_set",  # renders an HTML page and its charts (~1 s)
 })
-# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
+# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation`` (both on two cores).
 MUTATION_FILES = frozenset({"test_mutants.py"})
 
 
