@@ -16,18 +16,20 @@
   negated scores in the order the rows are handed over, which moves tied
   rows of rankings longer than 15 (``quicksort_order``).
 
-A leaf module at run time (numpy and polars; ``policy`` only for type
-hints), so ``model``, ``ranking``, the converters and the references can all
-import it.
+A leaf module at run time (numpy, and polars inside the functions that build
+polars objects, so that importing it loads no polars; ``policy`` only for
+type hints), so ``model``, ``ranking``, the converters and the references can
+all import it.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .policy import Ordering
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -61,6 +63,8 @@ def synthetic_scores(length: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 def synthetic_score_expr() -> pl.Expr:
     """``synthetic_scores`` as a polars expression over rows grouped by query in rank order."""
+    import polars as pl
+
     position = pl.int_range(1, pl.len() + 1).over("query_id")
     return (pl.len().over("query_id") - position + 1).cast(pl.Float64)
 
@@ -143,6 +147,8 @@ def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, ro
     tied = np.zeros(m, dtype=bool)
     tied[1:] = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # the row ties with the one before it
     if tied.any():
+        import polars as pl
+
         in_tie = tied.copy()
         in_tie[:-1] |= tied[1:]
         at = np.flatnonzero(in_tie)

@@ -17,9 +17,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from ..measures.base import Measure
 from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
@@ -31,6 +31,9 @@ from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_
 from .registry import Tool, register
 from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
+
+if TYPE_CHECKING:  # polars is imported where a frame is built: registering the tool loads none
+    import polars as pl
 
 ENV_VAR = "TREC_EVAL"
 RUN_TAG = "trec_bridge"
@@ -335,6 +338,8 @@ def _gains_reason(mapping: dict[int, float]) -> str | None:
 
 def _rndcg_nan_reason(qrels: Qrels, mapping: dict[int, float], rel: int) -> str | None:
     """trec_eval 9.0.4's Rndcg is 0/0, printed nan, for a query with a relevant document but no positive gain."""
+    import polars as pl
+
     f = qrels.frame
     grade = f.get_column("grade")
     gain = grade.cast(pl.Float64).replace_strict(list(mapping), list(mapping.values()), default=grade.cast(pl.Float64))
@@ -369,6 +374,8 @@ def _write_qrels(qrels: Qrels, path: str) -> None:
 
 def _write_run(frame: pl.DataFrame, path: str) -> None:
     """``q Q0 doc rank repr(score) trec_bridge`` lines, written by polars (a Python step per line took seconds)."""
+    import polars as pl
+
     score = frame.get_column("score").cast(pl.Float64)
     lines = frame.select("query_id", pl.lit("Q0").alias("q0"), "doc_id", "rank", score_text(score),
                          pl.lit(RUN_TAG).alias("tag"))
@@ -387,6 +394,8 @@ def score_text(score: pl.Series) -> pl.Series:
     if not odd.any():
         return score.alias("score")
     idx = odd.arg_true()
+    import polars as pl
+
     text = score.cast(pl.String).scatter(idx, [repr(v) for v in score.gather(idx).to_list()])
     return text.alias("score")
 
