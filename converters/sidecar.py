@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import sha256_file
 from trec_bridge.model import QueryOrder, Run
 from trec_bridge.messages import quote
+
+if TYPE_CHECKING:  # polars is imported where a frame is built: asking for a sidecar's path loads none
+    import polars as pl
 
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
@@ -36,6 +39,8 @@ def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: st
     counts = dict(frame.group_by("query_id").len().iter_rows()) if frame.height else {}
     unscored, original = [], {}
     if synthetic:
+        import polars as pl
+
         sub = frame.filter(pl.col("query_id").is_in(synthetic))
         for (qid,), part in sub.group_by("query_id", maintain_order=True):
             scores = part.get_column("score")
@@ -186,6 +191,8 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
 
 
 def _restore_scores(frame: pl.DataFrame, replace: dict[str, list]) -> pl.DataFrame:
+    import polars as pl
+
     keys = list(replace)
     lens = np.array([len(replace[q]) for q in keys], dtype=np.int64)
     offsets = np.repeat(np.cumsum(lens) - lens, lens)
