@@ -91,8 +91,9 @@ def key_at_precision(score: np.ndarray, ordering: Ordering) -> np.ndarray:
     return as_float32(score) if ordering.precision == "float32" else score
 
 
-# Document IDs are a polars Series where a reader made them, or a numpy array of str (converters/trec_plain.py,
-# which reads small files without polars); Python compares str by code point, which is UTF-8's byte order.
+# Document IDs are a polars Series where a reader made them, or a numpy array of bytes or str
+# (converters/trec_plain.py reads small files without polars): Python compares bytes in byte order, and str by
+# code point, which is UTF-8's byte order too.
 
 def _at(doc, rows: np.ndarray):
     """``doc``'s IDs at ``rows`` (a Series or a numpy array, as given)."""
@@ -235,6 +236,24 @@ def in_policy_order(rows: np.ndarray, block: np.ndarray, key: np.ndarray, doc, o
 
     frame = pl.DataFrame({"row": rows, "block": block, "key": key[rows], "doc": _at(doc, rows)})
     return frame.sort(**spec, maintain_order=True).get_column("row").to_numpy()
+
+
+def policy_ranks(starts: np.ndarray, key: np.ndarray, doc, rank: np.ndarray, ordering: Ordering) -> np.ndarray:
+    """Each row's rank in ``ordering``'s order (by ``key``, ``sort_key``'s), for rows grouped by query (contiguous
+    from ``starts``) in the reader's order, ``rank`` their positions 1..n there.
+
+    Rows are not moved: a query found out of order gets new ranks for its
+    rows (only such queries are sorted), which is all the kernels need.
+    """
+    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
+        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break])
+    rows = rows_of_misordered_queries(starts, key, doc, ordering)
+    if len(rows) == 0:
+        return rank
+    block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their query
+    new_rank = rank.copy()
+    new_rank[in_policy_order(rows, block, key, doc, ordering)] = rank[rows]  # the k-th in key order takes position k
+    return new_rank
 
 
 # ---------------------------------------------------------------- ranx's order (numba's quicksort)

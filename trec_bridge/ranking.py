@@ -21,8 +21,7 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import (QUICKSORT_PASSES, in_policy_order, pair_keys, positions, quicksort_ranks,
-                       rows_of_misordered_queries, sort_by, sort_key)
+from .ordering import QUICKSORT_PASSES, pair_keys, policy_ranks, positions, quicksort_ranks, sort_by, sort_key
 from .policy import Ordering
 
 
@@ -188,16 +187,7 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
             return _sorted_fully(frame, qidx, ordering)
     key = sort_key(frame, qidx, rank, ordering)
-    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
-        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break]), qidx, frame
-    doc = frame.get_column("doc_id")
-    rows = rows_of_misordered_queries(starts, key, doc, ordering)
-    if len(rows) == 0:
-        return rank, qidx, frame
-    block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
-    new_rank = rank.copy()
-    new_rank[in_policy_order(rows, block, key, doc, ordering)] = rank[rows]  # the k-th in key order takes position k
-    return new_rank, qidx, frame
+    return policy_ranks(starts, key, frame.get_column("doc_id"), rank, ordering), qidx, frame
 
 
 def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
