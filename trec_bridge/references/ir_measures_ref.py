@@ -11,7 +11,6 @@ in one pass).  The ranx provider is never used: it fails under pandas >= 3.
 """
 from __future__ import annotations
 
-import logging
 import re
 from typing import Callable
 
@@ -163,6 +162,8 @@ class IrMeasures(PythonReference):
 
 def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
     """The providers' calls only (no polars: this may run in a forked child, references/isolate.py)."""
+    import logging
+
     logging.getLogger("ir_measures.cwl_eval").disabled = True  # its grade-range notes would flood stderr
     for pname, provider, items, objs in calls:
         try:
