@@ -8,7 +8,6 @@ TREC file by SHA-256, so a manifest is never applied to a file edited since.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,6 +69,8 @@ def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: st
 
 def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
     """The manifest as JSON text (compact when it holds many scores); raise before anything is written."""
+    import json  # here and below: asking for a sidecar's path (every TREC run read) imports no JSON machinery
+
     big = sum(len(v) for v in manifest.get("original_scores", {}).values()) > 100_000
     try:
         text = json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
@@ -82,6 +83,8 @@ def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
 
 def _metadata_reads_back(metadata, path) -> None:
     """The free-form metadata must pass the strict reader (int64, depth), or the sidecar could not be read."""
+    import json
+
     from .strict_json import encode_checked
 
     try:

@@ -1,4 +1,4 @@
-"""Small TREC qrels and runs of plain bytes, read in pure Python: the small-input path of ``score``.
+"""Small TREC qrels and runs of plain bytes, read without polars: the small-input path of ``score``.
 
 ``trec_qrels.read_trec_qrels`` and ``trec_run.read_trec_run`` (polars) are
 the readers.  This module never decides anything they would decide: it takes
@@ -7,16 +7,22 @@ that the caller hands the file to them and every error, note and line number
 stays theirs.  Plain means a regular file, not gzip, not named as Parquet or
 Arrow, no sidecar beside a run, at most ``limit`` bytes; only printable ASCII,
 one space between fields, LF line ends, the format's number of fields on
-every line, no blank line and no leading brace (a JSON document); numbers in
-the forms both readers read alike (a score: digits, ``+ - . e E``, which
-``float()`` accepts exactly where ``SCORE_PATTERN`` does, giving polars'
-double; a grade: digits and a sign, ``int()``), every score finite, every
-grade in grades.py's range, no (query, document) twice, and a run's lines of
-each query together.  What the readers make of such bytes is then what this
-makes: the same columns, and the run in the reader's order
+every line, no blank line and no leading brace (a JSON document); no field
+longer than ``MAX_FIELD``; numbers that both readers read alike (no
+underscore in the file: then ``float()`` accepts a token exactly where
+``SCORE_PATTERN`` does or reads inf or nan, and gives polars' double, and
+``int()`` accepts one exactly where ``INTEGER_PATTERN`` does); every score
+finite, every grade in grades.py's range, no (query, document) twice, and a
+run's lines of each query together.  What the readers make of such bytes is
+then what this makes: the same columns, and the run in the reader's order
 (``ordering.score_permutation``: score descending, ties by document ID
 descending).  ``tests/test_small_inputs.py`` holds the two to the same
 results.
+
+The columns are cut from the bytes with numpy (each line's spaces give its
+fields), as arrays of fixed-width bytes: ASCII without NUL, so numpy's
+padding changes neither equality nor byte order, and only the columns used
+become Python objects.
 """
 from __future__ import annotations
 
@@ -37,6 +43,7 @@ from .detect import columnar_kind
 from .sidecar import sidecar_path
 
 _HEAD = 4096  # what memory_guard sniffs, as files.read_input_bytes hands it
+MAX_FIELD = 256  # bytes of one field; a longer one is left to the readers (a column is lines x this)
 
 
 def plain_bytes(path, limit: int) -> bytes | None:
@@ -58,9 +65,10 @@ def plain_bytes(path, limit: int) -> bytes | None:
         return None
 
 
-def plain_tokens(raw: bytes, fields: int) -> list[bytes] | None:
-    """Every line's ``fields`` tokens, line after line, when ``raw`` is plain (see the module); else None."""
-    if not raw or not raw.isascii() or b"\x7f" in raw or raw[:1] == b"{":
+def plain_columns(raw: bytes, fields: int, wanted: tuple[int, ...]) -> list[np.ndarray] | None:
+    """Columns ``wanted`` (field numbers from 0) of ``raw``, each an array of fixed-width bytes (one per line),
+    when ``raw`` is plain with ``fields`` fields a line (see the module); else None."""
+    if not raw or not raw.isascii() or b"\x7f" in raw or b"_" in raw or raw[:1] == b"{":
         return None
     data = np.frombuffer(raw, dtype=np.uint8)
     separator = data <= 32
@@ -76,31 +84,45 @@ def plain_tokens(raw: bytes, fields: int) -> list[bytes] | None:
     spaces = spaces.reshape(len(ends), fields - 1)  # each line's spaces, if every line holds its share
     if (spaces[:, -1] > ends).any() or (spaces[1:, 0] < ends[:-1]).any():
         return None
-    return raw.split()
+    first = np.column_stack([np.r_[0, ends[:-1] + 1], spaces + 1])  # each field's first byte
+    last = np.column_stack([spaces, ends])  # one past each field's last byte
+    columns = [_cut(data, first[:, k], last[:, k]) for k in wanted]
+    return None if any(c is None for c in columns) else columns
 
 
-def _numbers(tokens: list[bytes], kind: type, dtype) -> np.ndarray | None:
-    """The tokens read by ``kind`` (int or float), or None when one does not read as one.
+def _cut(data: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray | None:
+    """The bytes data[first[i]:last[i]] of every line i, as one array of fixed-width bytes (NUL-padded)."""
+    width = int((last - first).max())
+    if width > MAX_FIELD:
+        return None
+    at = first[:, None] + np.arange(width)
+    cells = data[np.minimum(at, len(data) - 1)]
+    cells[at >= last[:, None]] = 0
+    return np.ascontiguousarray(cells).view(f"S{width}").ravel()
 
-    In a plain file (no letter but e/E among the digits, as the caller checks
-    for scores: a non-finite value; no underscore, checked here on the whole
-    file) ``float()`` accepts a token exactly where SCORE_PATTERN does and
-    ``int()`` exactly where INTEGER_PATTERN does.
-    """
+
+def _numbers(column: np.ndarray, kind: type, dtype) -> np.ndarray | None:
+    """Each token read by ``kind`` (int or float), or None when one does not read as one (see the module)."""
     try:
-        return np.fromiter(map(kind, tokens), dtype, len(tokens))
+        return np.fromiter(map(kind, column.tolist()), dtype, len(column))
     except (ValueError, OverflowError):
         return None
 
 
-class PlainQrels(Qrels):
-    """Judgments read by ``read_plain_qrels``: each query's {document: grade} (document IDs as ASCII bytes, as the
-    plain run holds them), each judgment's query, and ``frame`` (what ``read_trec_qrels`` returns) made only when
-    something asks for it: a report's protocol fingerprint, an adapter's gain check."""
+def _blocks(query: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Where each run of equal query IDs starts, and that ID as text."""
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    return starts, [q.decode("ascii") for q in query[starts].tolist()]
 
-    def __init__(self, tokens: list[bytes], graded: dict[str, dict[bytes, int]], qidx: np.ndarray,
+
+class PlainQrels(Qrels):
+    """Judgments read by ``read_plain_qrels``: each query's judged documents (as fixed-width bytes, as the plain
+    run holds them) and {document: grade}, each judgment's query, and ``frame`` (what ``read_trec_qrels``
+    returns) made only when something asks for it: a report's protocol fingerprint, an adapter's gain check."""
+
+    def __init__(self, raw: bytes, judged: dict[str, tuple[np.ndarray, dict[bytes, int]]], qidx: np.ndarray,
                  grade: np.ndarray, source: str):
-        self.tokens, self.graded, self.source = tokens, graded, source
+        self.raw, self.judged, self.source = raw, judged, source
         self.qidx, self.grade = qidx, grade  # per judgment, in file order: its query's place in ``query_ids()``
 
     @cached_property
@@ -109,40 +131,37 @@ class PlainQrels(Qrels):
 
         from trec_bridge.model import QRELS_SCHEMA
 
-        text = [t.decode("ascii") for t in self.tokens]
+        text = self.raw.decode("ascii").split()
         return pl.DataFrame({"query_id": text[0::4], "iteration": text[1::4], "doc_id": text[2::4],
                              "grade": self.grade}, schema=QRELS_SCHEMA)
 
     def query_ids(self) -> list[str]:
-        return list(self.graded)
+        return list(self.judged)
 
 
 def read_plain_qrels(path, limit: int) -> PlainQrels | None:
-    """TREC qrels as ``read_trec_qrels`` reads them (rows in file order), or None when the file is not plain (or
-    judges a document twice for a query)."""
+    """TREC qrels as ``read_trec_qrels`` reads them, or None when the file is not plain (or judges a document twice
+    for a query).  The judgments are grouped by query (first appearance first, file order inside)."""
     raw = plain_bytes(path, limit)
-    tokens = None if raw is None or b"_" in raw else plain_tokens(raw, 4)
-    grade = None if tokens is None else _numbers(tokens[3::4], int, np.int64)
+    columns = None if raw is None else plain_columns(raw, 4, (0, 2, 3))
+    grade = None if columns is None else _numbers(columns[2], int, np.int64)
     if grade is None or first_out_of_range([int(grade.min()), int(grade.max())]) is not None:
         return None
-    query, doc = np.array(tokens[0::4], dtype=object), tokens[2::4]
-    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    names = [q.decode("ascii") for q in query[starts].tolist()]
-    bounds = starts.tolist() + [len(doc)]
-    grades = grade.tolist()
-    if len(set(names)) == len(names):  # each query's lines together, as usual
-        graded = {q: dict(zip(doc[a:b], grades[a:b])) for q, a, b in zip(names, bounds, bounds[1:])}
-        qidx = np.repeat(np.arange(len(names)), np.diff(bounds))
-    else:  # a query's lines apart: its judgments gathered, queries in order of first appearance
-        line_query = np.repeat(np.asarray(names, dtype=object), np.diff(bounds)).tolist()
-        graded = {}
-        for q, d, g in zip(line_query, doc, grades):
-            graded.setdefault(q, {})[d] = g
-        place = {q: i for i, q in enumerate(graded)}
-        qidx = np.fromiter(map(place.__getitem__, line_query), np.int64, len(doc))
-    if sum(map(len, graded.values())) != len(doc):  # a (query, document) judged twice
-        return None
-    return PlainQrels(tokens, graded, qidx, grade, str(path))
+    query, doc = columns[0], columns[1]
+    starts, names = _blocks(query)
+    if len(set(names)) != len(names):  # a query's lines apart: gathered (a stable sort by first appearance)
+        first: dict[str, int] = {}
+        for name in names:
+            first.setdefault(name, len(first))
+        line = np.argsort(np.repeat([first[n] for n in names], np.diff(np.r_[starts, len(doc)])), kind="stable")
+        query, doc, grade = query[line], doc[line], grade[line]
+        starts, names = _blocks(query)
+    bounds, grades, judged = [*starts.tolist(), len(doc)], grade.tolist(), {}
+    for name, a, b in zip(names, bounds, bounds[1:]):
+        judged[name] = (doc[a:b], dict(zip(doc[a:b].tolist(), grades[a:b])))
+        if len(judged[name][1]) != b - a:  # a (query, document) judged twice
+            return None
+    return PlainQrels(raw, judged, np.repeat(np.arange(len(names)), np.diff(bounds)), grade, str(path))
 
 
 def plain_dataset(qrels: PlainQrels) -> Dataset:
@@ -157,25 +176,22 @@ class PlainRun:
 
     queries: list[str]
     starts: np.ndarray  # int64: each query's first row
-    doc: np.ndarray  # object: each row's document ID (ASCII bytes: Python orders them as the readers do)
+    doc: np.ndarray  # each row's document ID, fixed-width bytes (numpy orders them as the readers do)
     score: np.ndarray  # float64 per row
     source: str
-    where: list[dict[bytes, int]]  # per query: each document's line (0-based, in the file)
-    line_row: np.ndarray | None  # each line's row in the reader's order (None: the same)
-
-    def rows_of(self, query: int, docs) -> tuple[np.ndarray, list]:
-        """The rows of query number ``query`` that hold any of ``docs`` (a {document: value} mapping), and the value
-        of each."""
-        where = self.where[query]
-        found = [(where[d], v) for d, v in docs.items() if d in where]
-        lines = np.asarray([line for line, _ in found], dtype=np.int64)
-        return lines if self.line_row is None else self.line_row[lines], [v for _, v in found]
 
     def ends(self) -> np.ndarray:
         return np.append(self.starts[1:], len(self.doc))
 
     def lengths(self) -> np.ndarray:
         return self.ends() - self.starts
+
+    def rows_of(self, query: int, judged: tuple[np.ndarray, dict[bytes, int]]) -> tuple[np.ndarray, list[int]]:
+        """The rows of query number ``query`` that hold a judged document (``PlainQrels.judged``), and their grades."""
+        a = int(self.starts[query])
+        docs = self.doc[a:a + int(self.lengths()[query])]
+        rows = np.flatnonzero(np.isin(docs, judged[0]))
+        return rows + a, [judged[1][d] for d in docs[rows].tolist()]
 
 
 def read_plain_run(path, limit: int) -> PlainRun | None:
@@ -184,21 +200,17 @@ def read_plain_run(path, limit: int) -> PlainRun | None:
     if sidecar_path(path).exists():
         return None
     raw = plain_bytes(path, limit)
-    tokens = None if raw is None or b"_" in raw else plain_tokens(raw, 6)
-    score = None if tokens is None else _numbers(tokens[4::6], float, np.float64)
-    if score is None or not np.isfinite(score).all():  # inf and nan: the only letters float() reads but e/E
+    columns = None if raw is None else plain_columns(raw, 6, (0, 2, 4))
+    score = None if columns is None else _numbers(columns[2], float, np.float64)
+    if score is None or not np.isfinite(score).all():  # inf and nan: the only words float() reads
         return None
-    query = np.array(tokens[0::6], dtype=object)
-    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    queries = [q.decode("ascii") for q in query[starts].tolist()]
-    doc = tokens[2::6]
-    bounds = starts.tolist() + [len(doc)]
-    where = [dict(zip(doc[a:b], range(a, b))) for a, b in zip(bounds, bounds[1:])]
-    if len(set(queries)) != len(queries) or any(len(w) != b - a for w, a, b in zip(where, bounds, bounds[1:])):
+    (query, doc, _), n = columns, len(columns[0])
+    starts, queries = _blocks(query)
+    bounds = [*starts.tolist(), n]
+    if len(set(queries)) != len(queries) or any(len(np.unique(doc[a:b])) != b - a for a, b in zip(bounds, bounds[1:])):
         return None  # a query's lines apart, or a document twice in a query
     qidx = np.repeat(np.arange(len(starts)), np.diff(bounds))
-    doc = np.array(doc, dtype=object)
     perm = score_permutation(qidx, score, doc, np.r_[False, qidx[1:] == qidx[:-1]])
     if perm is not None:
         doc, score = doc[perm], score[perm]
-    return PlainRun(queries, starts, doc, score, str(path), where, None if perm is None else np.argsort(perm))
+    return PlainRun(queries, starts, doc, score, str(path))

@@ -72,7 +72,7 @@ def _covers(ordering: Ordering, run: PlainRun) -> bool:
     if not ordering.drop_identical_ids:
         return True
     ends = run.ends().tolist()
-    return not any(q.encode("ascii") in set(run.doc[a:b].tolist()) for q, a, b in zip(run.queries, run.starts.tolist(), ends))
+    return not any((run.doc[a:b] == q.encode("ascii")).any() for q, a, b in zip(run.queries, run.starts.tolist(), ends))
 
 
 class _JudgedRows:
@@ -88,8 +88,8 @@ class _JudgedRows:
         self.retrieved[block_index[indexed]] = run.lengths()[indexed]
         rows, grades, queries = [], [], []
         for block, (query, at) in enumerate(zip(run.queries, block_index.tolist())):
-            if at >= 0 and query in qrels.graded:
-                found, grade = run.rows_of(block, qrels.graded[query])
+            if at >= 0 and query in qrels.judged:
+                found, grade = run.rows_of(block, qrels.judged[query])
                 rows.append(found)
                 grades += grade
                 queries.append(np.full(len(found), at, dtype=np.int64))
