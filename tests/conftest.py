@@ -47,8 +47,10 @@ SLOW_FILES = frozenset({
     "test_check_metric.py",
     "test_explain.py",
     "test_irm_families_hypothesis.py",
+    "test_diversity_hypothesis.py",  # the diversity family against pyndeval, 300 generated cases
     "test_ranx_ref.py",
     "test_divergence_doc.py",  # regenerates docs/divergences.md: every tool run live on 17 cases (~30 s)
+    "test_dask.py",  # issue 21: a distributed.LocalCluster of 2 worker processes, golden scenarios and DL19 on it
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
@@ -59,11 +61,14 @@ SLOW_TESTS = frozenset({
     "test_system_meta.py::test_crosscheck_reports_carry_the_system",  # issue 23: two cross-checks with pytrec_eval (~2 s)  # issue 23: renders an HTML page (~1 s)
     "test_score_many.py::test_jobs_1_and_2_give_the_same_output",  # starts worker processes (~2 s)
     "test_score_many.py::test_api_score_many_in_two_processes_equals_scoring_each_alone",  # the same (~2 s)
+    "test_parquet_parts.py::test_a_partitioned_run_is_scored_in_the_memory_of_one_partition",  # five processes
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
+    "test_json_stream.py::test_a_written_document_cut_anywhere_is_the_exact_readers_error",  # 400 cuts, 3 reads each
+    "test_json_dataset_quick.py::test_the_bulk_checks_give_the_light_schemas_verdict",  # 300 documents, jsonschema
     "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
-    "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
+    "test_irds.py::test_workflow_dl2019_replays_as_printed",
     "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",
     "test_irds.py::test_judged_subset_declares_the_topics_its_parent_leaves_unjudged",
     "test_irds.py::test_dl19_judged_offline",

@@ -3,8 +3,8 @@
 ``scorer.prepare_for`` + ``scorer.evaluate`` build the kernels' ``Ranking``
 from polars frames; here it is built from the plain reader's arrays, with the
 same rules: the policy's order (``ordering.policy_ranks``, ``key_at_precision``),
-the run checks (``validate.RunChecks``), the query set (``scorer._index_queries``),
-the kernels, the no-relevant rule and the means (``scorer._measure_values``),
+the run checks (``validate.RunChecks``), the query set (``scorer.index_queries``),
+the kernels, the no-relevant rule and the means (``scorer._measure_values``, ``scored_result``),
 the memory guard.  Only what a plain TREC run can hold is covered: a run
 that records exactly its ranked queries (no empty ranking, no failure), read
 by score, with no document twice.  A family is scored here only when it is
@@ -15,7 +15,6 @@ scores the files the usual way.
 """
 from __future__ import annotations
 
-from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,10 +24,9 @@ from .measures.base import Measure, Ranking
 from .model import Dataset, Run
 from .ordering import key_at_precision, policy_ranks, positions
 from .policy import Ordering, Policy
-from .scorer import (STATUSES, QueryResults, RunSummary, ScoreResult, _base_set, _index_queries, _measure_values,
-                     _Statuses, gain_overflow, orderings_for, protocol_components, protocol_part_fingerprints,
-                     refuse_unreproducible)
-from .fingerprint import canonical_sha256
+from .scorer import (STATUSES, RunSummary, ScoreResult, Statuses, _base_set, _measure_values, index_queries,
+                     orderings_for, refuse_unreproducible, scored_result)
+from .subtopics import check_measures
 from .validate import RunChecks
 
 if TYPE_CHECKING:
@@ -51,6 +49,7 @@ def score_plain(dataset: Dataset, run: PlainRun, measures: list[Measure], policy
     if any(m.family not in PLAIN_FAMILIES for m in measures) or not all(_covers(o, run) for o in orderings):
         return None
     refuse_unreproducible(dataset, measures, policy)
+    check_measures(dataset.qrels, measures)
     base_set = _base_set(dataset)
     memory_guard.check_queries(len(base_set) + len(run.queries), len(measures), run.source)
     checks = RunChecks(dataset, set(base_set), policy.duplicates)
@@ -58,13 +57,17 @@ def score_plain(dataset: Dataset, run: PlainRun, measures: list[Measure], policy
     checks.add(Run(frame=None, queries=tuple(run.queries), source=run.source, unique_checked=True))
     unjudged = checks.finish(policy)
     summary = RunSummary(queries=list(run.queries), ranked=list(run.queries), order_source="score")
-    index_ids = _index_queries(policy, base_set, summary, dataset)
+    index_ids = index_queries(policy, base_set, summary, dataset)
     in_run = set(run.queries)  # a TREC run records exactly its ranked queries: each is ranked or missing
     codes = [STATUSES.index("ranked" if q in in_run else "missing") for q in index_ids]
-    statuses = _Statuses(np.asarray(codes, dtype=np.int8), {})
+    statuses = Statuses(np.asarray(codes, dtype=np.int8), {})
     rows = _JudgedRows(dataset.qrels, run, index_ids)
     rankings = {o: rows.ranking(o).restricted(policy.depth, policy.judged_only) for o in orderings}
-    return _result(dataset, summary, measures, policy, index_ids, statuses, rankings, unjudged)
+    missing = statuses.missing_mask() if policy.missing_score == "zero" else None
+    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing)
+    any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
+    return scored_result(dataset, summary, measures, policy, index_ids, statuses,
+                         any_ranking.relevant_count(dataset.threshold), any_ranking.lengths(), per_measure, unjudged)
 
 
 def _covers(ordering: Ordering, run: PlainRun) -> bool:
@@ -109,24 +112,3 @@ class _JudgedRows:
         order = np.lexsort((rank, self.row_query))  # grouped by query, rank ascending
         return Ranking(n_queries=self.n, retrieved=self.retrieved, row_query=self.row_query[order], rank=rank[order],
                        grade=self.grade[order], qrels_query=self.qrels_query, qrels_grade=self.qrels_grade)
-
-
-def _result(dataset: Dataset, run: RunSummary, measures: list[Measure], policy: Policy, index_ids: list[str],
-            statuses: _Statuses, rankings: dict[Ordering, Ranking], unjudged: list[str]) -> ScoreResult:
-    """The per-query values and means, as ``scorer.evaluate`` makes them of its rankings (no chunk map here, and
-    no order summary: only the terminal table is printed from this result, cli/quick.py)."""
-    missing = statuses.codes == STATUSES.index("missing") if policy.missing_score == "zero" else None
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing)
-    any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
-    results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
-                           any_ranking.lengths(), per_measure, dataset.queries)
-    means = {str(m): per_measure[str(m)].mean() for m in measures}
-    for m in measures:
-        if means[str(m)].value is not None and not np.isfinite(means[str(m)].value):
-            raise gain_overflow(m, "mean")
-    components = cache(lambda: protocol_components(dataset, measures, policy))  # the judgments hashed once
-    return ScoreResult(policy=policy, measures=list(measures), queries=results, means=means,
-                       query_source=dataset.query_source, split=dataset.split, unjudged_queries=unjudged,
-                       protocol=lambda: canonical_sha256(components()),
-                       protocol_parts=lambda: protocol_part_fingerprints(components()),
-                       order=None, threshold=dataset.threshold)

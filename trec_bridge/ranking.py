@@ -23,6 +23,7 @@ from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
 from .ordering import QUICKSORT_PASSES, pair_keys, policy_ranks, positions, quicksort_ranks, sort_by, sort_key
 from .policy import Ordering
+from .subtopics import SubtopicTable
 
 
 def query_index(query_ids: list[str]) -> pl.DataFrame:
@@ -39,13 +40,17 @@ class RankingBuilder:
     those of the final index.
     """
 
-    def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering):
-        self.universe, self.ordering = universe, ordering
+    def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering,
+                 subtopics: SubtopicTable | None = None):
+        """``subtopics``: a diversity qrels, ``qrels_frame`` being its judged pairs (subtopics.judged_pairs) with
+        their ``pair`` index, which the judged rows then carry."""
+        self.universe, self.ordering, self.subtopics = universe, ordering, subtopics
+        self.carried = ("grade",) if subtopics is None else ("grade", "pair")
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
         self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.lookup = _IndexLookup(universe)
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
+        self.parts: list[tuple[np.ndarray, ...]] = []  # judged rows: query, rank, grade (and pair)
 
     def fresh(self) -> "RankingBuilder":
         """An empty builder over the same judgments and universe, sharing what ``__init__`` computed from them
@@ -65,8 +70,23 @@ class RankingBuilder:
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
-        rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys)
-        self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
+        rows, *carried = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys,
+                                      self.carried)
+        self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), *carried))
+
+    def reduced(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """What this builder holds, as a worker sends it (part_scores.py): the universe index and ranked length
+        of each query with rows, and the judged rows (query, rank, grade); ``absorb`` takes it in."""
+        ranked = np.flatnonzero(self.retrieved)
+        rows = tuple(np.concatenate(c) for c in zip(*self.parts)) if self.parts else (np.zeros(0, dtype=np.int64),) * 3
+        return ranked, self.retrieved[ranked], rows
+
+    def absorb(self, reduced: tuple) -> None:
+        """Take in another builder's ``reduced()`` over the same universe, as ``add`` would have taken its part."""
+        ranked, lengths, rows = reduced
+        self.retrieved[ranked] += lengths
+        if len(rows[0]):
+            self.parts.append(rows)
 
     def finish(self, index: pl.DataFrame) -> Ranking:
         """The Ranking over ``index`` (a subset of the universe, in any order)."""
@@ -77,22 +97,26 @@ class RankingBuilder:
         kept = to_index >= 0
         retrieved[to_index[kept]] = self.retrieved[kept]
         if self.parts:
-            query, rank, grade = (np.concatenate(cols) for cols in zip(*self.parts))
+            query, rank, *carried = (np.concatenate(cols) for cols in zip(*self.parts))
         else:
-            query = rank = grade = np.zeros(0, dtype=np.int64)
+            query, rank, *carried = (np.zeros(0, dtype=np.int64) for _ in range(2 + len(self.carried)))
         query = to_index[query]
         keep = query >= 0
-        query, rank, grade = query[keep], rank[keep], grade[keep]
+        query, rank, carried = query[keep], rank[keep], [c[keep] for c in carried]
         perm = None if len(query) < 2 else _group_order(query, rank)
         if perm is not None:
-            query, rank, grade = query[perm], rank[perm], grade[perm]
+            query, rank, carried = query[perm], rank[perm], [c[perm] for c in carried]
         q_judged = to_index[self.judged.get_column("qidx").to_numpy()]
         in_index = q_judged >= 0
-        return Ranking(
-            n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=grade,
+        ranking = Ranking(
+            n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=carried[0],
             qrels_query=q_judged[in_index],
             qrels_grade=np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index],
         )
+        if self.subtopics is not None:
+            ranking.row_pair, ranking.subtopics = carried[1], self.subtopics
+            ranking.qrels_pair = self.judged.get_column("pair").to_numpy()[in_index]
+        return ranking
 
 
 class _IndexLookup:
@@ -208,20 +232,21 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
 
 
-def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose (query, document) is judged, in row order, and their grades (``judged_keys``: the pair keys
-    of ``judged``)."""
+def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray,
+                 carried: tuple[str, ...] = ("grade",)) -> tuple[np.ndarray, ...]:
+    """Rows whose (query, document) is judged, in row order, and their ``carried`` columns of ``judged`` (the
+    grade; a diversity qrels' pair index too); ``judged_keys``: the pair keys of ``judged``."""
     if len(qidx) == 0 or judged.height == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return (np.zeros(0, dtype=np.int64),) * (1 + len(carried))
     candidates = np.flatnonzero(pl.Series(keys).is_in(pl.Series(judged_keys).implode()).to_numpy())
     if len(candidates) == 0:
-        return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
+        return (candidates.astype(np.int64),) + (np.zeros(0, dtype=np.int64),) * len(carried)
     found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
                            "_row": candidates})
-             .join(judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")  # confirms the hash
+             .join(judged.select("qidx", "doc_id", *carried), on=["qidx", "doc_id"], how="inner")  # confirms the hash
              .sort("_row"))
-    return found.get_column("_row").to_numpy(), np.asarray(found.get_column("grade").to_numpy(), dtype=np.int64)
+    return (found.get_column("_row").to_numpy(),
+            *(np.asarray(found.get_column(c).to_numpy(), dtype=np.int64) for c in carried))
 
 
 def _group_order(row_query: np.ndarray, row_rank: np.ndarray) -> np.ndarray | None:
