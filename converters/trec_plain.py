@@ -6,10 +6,11 @@ only files they accept without a word and returns None for any other, so
 that the caller hands the file to them and every error, note and line number
 stays theirs.  Plain means a regular file, not gzip, not named as Parquet or
 Arrow, no sidecar beside a run, at most ``limit`` bytes; only printable ASCII,
-one space between fields, LF line ends, the format's number of fields on
-every line, no blank line and no leading brace (a JSON document); no field
+one space or one tab between fields (the readers split on any run of blanks),
+LF line ends, the format's number of fields on every line, no blank line and
+no leading brace (a JSON document); no field
 longer than ``MAX_FIELD``; numbers that both readers read alike (no
-underscore in the file: then ``float()`` accepts a token exactly where
+underscore in a number: then ``float()`` accepts a token exactly where
 ``SCORE_PATTERN`` does or reads inf or nan, and gives polars' double, and
 ``int()`` accepts one exactly where ``INTEGER_PATTERN`` does); every score
 finite, every grade in grades.py's range, no (query, document) twice, and a
@@ -68,14 +69,14 @@ def plain_bytes(path, limit: int) -> bytes | None:
 def plain_columns(raw: bytes, fields: int, wanted: tuple[int, ...]) -> list[np.ndarray] | None:
     """Columns ``wanted`` (field numbers from 0) of ``raw``, each an array of fixed-width bytes (one per line),
     when ``raw`` is plain with ``fields`` fields a line (see the module); else None."""
-    if not raw or not raw.isascii() or b"\x7f" in raw or b"_" in raw or raw[:1] == b"{":
+    if not raw or not raw.isascii() or b"\x7f" in raw or raw[:1] == b"{":
         return None
     data = np.frombuffer(raw, dtype=np.uint8)
     separator = data <= 32
-    spaces, ends = np.flatnonzero(data == 32), np.flatnonzero(data == 10)
-    if np.count_nonzero(separator) != len(spaces) + len(ends):  # a control byte other than LF (a tab, a CR, ...)
+    spaces, ends = np.flatnonzero((data == 32) | (data == 9)), np.flatnonzero(data == 10)
+    if np.count_nonzero(separator) != len(spaces) + len(ends):  # a control byte other than tab and LF (a CR, ...)
         return None
-    if separator[0] or data[-1] == 32 or (separator[1:] & separator[:-1]).any():  # an empty field or a blank line
+    if separator[0] or data[-1] in (9, 32) or (separator[1:] & separator[:-1]).any():  # an empty field, a blank line
         return None
     if data[-1] != 10:
         ends = np.append(ends, len(raw))
@@ -103,6 +104,8 @@ def _cut(data: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray | 
 
 def _numbers(column: np.ndarray, kind: type, dtype) -> np.ndarray | None:
     """Each token read by ``kind`` (int or float), or None when one does not read as one (see the module)."""
+    if b"_" in column.tobytes():  # int() and float() read 1_000, the readers' patterns do not
+        return None
     try:
         return np.fromiter(map(kind, column.tolist()), dtype, len(column))
     except (ValueError, OverflowError):
