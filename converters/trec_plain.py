@@ -61,6 +61,8 @@ def plain_bytes(path, limit: int) -> bytes | None:
             if head[:2] == GZIP_MAGIC:
                 return None
             memory_guard.check_input(str(path), info.st_size, head)
+            if memory_guard.close_to_a_limit(memory_guard.estimate(info.st_size, memory_guard.sniff(head))):
+                return None  # the full readers, with polars loaded, might refuse it
             return head + fh.read()
     except OSError:
         return None

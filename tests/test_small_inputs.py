@@ -302,3 +302,22 @@ def test_real_runs(shared_data, tmp_path):
     for name in ("compat", "cwl"):
         answered += both("score", tests / f"{name}.qrels", runs / "ir_measures-tests" / f"{name}.run", MEASURES)
     assert answered >= 10
+
+
+def test_near_a_memory_limit_the_quick_path_defers(tmp_path, monkeypatch):
+    """The memory guard weighs what the process already holds, and the full command holds polars: within
+    FULL_PATH_MARGIN of a limit the quick path leaves the decision to it (both paths in one process here, so
+    the rule itself is what is checked)."""
+    from trec_bridge import memory_guard
+
+    qrels, run = _pair()
+    q, r = _write(tmp_path / "q.txt", qrels), _write(tmp_path / "r.txt", run)
+    used = memory_guard._proc_status().get("VmRSS", 0)
+    need = memory_guard.estimate(r.stat().st_size, "trec_qrels")  # the larger of the two estimates
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, str(used + need + memory_guard.FULL_PATH_MARGIN // 2))
+    assert not both("score", q, r, MEASURES)
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, str(used + need + 2 * memory_guard.FULL_PATH_MARGIN))
+    assert both("score", q, r, MEASURES)
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, str(used // 2))  # refused by both: the full command says so
+    assert not both("score", q, r, MEASURES)
+    assert "E_TOO_LARGE" in run_cli("score", q, r, MEASURES)[2]

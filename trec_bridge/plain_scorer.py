@@ -51,7 +51,10 @@ def score_plain(dataset: Dataset, run: PlainRun, measures: list[Measure], policy
     refuse_unreproducible(dataset, measures, policy)
     check_measures(dataset.qrels, measures)
     base_set = _base_set(dataset)
-    memory_guard.check_queries(len(base_set) + len(run.queries), len(measures), run.source)
+    count = len(base_set) + len(run.queries)
+    memory_guard.check_queries(count, len(measures), run.source)
+    if memory_guard.close_to_a_limit(memory_guard.per_query(len(measures)) * count):
+        return None  # the full command, holding more, might refuse these queries
     checks = RunChecks(dataset, set(base_set), policy.duplicates)
     # the reader refused repeated documents; without a listed corpus the checks read no row
     checks.add(Run(frame=None, queries=tuple(run.queries), source=run.source, unique_checked=True))
