@@ -321,3 +321,30 @@ def test_near_a_memory_limit_the_quick_path_defers(tmp_path, monkeypatch):
     monkeypatch.setenv(memory_guard.LIMIT_ENV, str(used // 2))  # refused by both: the full command says so
     assert not both("score", q, r, MEASURES)
     assert "E_TOO_LARGE" in run_cli("score", q, r, MEASURES)[2]
+
+
+ENTRY = "from trec_bridge.cli.main import entry; entry()"
+FULL_ENTRY = "from trec_bridge.cli import quick; quick.attempt = lambda argv: None; " + ENTRY
+HEAVY = ("polars", "pyarrow", "pandas", "argparse", "msgspec")  # what the quick path must not import
+
+
+def test_as_whole_processes(tmp_path):
+    """The console script's process (entry: its exit and stream flushing) answers as the full command's does, and
+    the quick path's process never imports polars."""
+    import subprocess
+    import sys
+
+    qrels, run = _pair()
+    q, r = _write(tmp_path / "q.txt", qrels), _write(tmp_path / "r.txt", run)
+    bad = _write(tmp_path / "bad.txt", (), raw=b"1 Q0 D1 1 nan tag\n")
+    for argv in (["score", q, r, MEASURES], ["score", q, bad, MEASURES, "--policy", "trec_eval"]):
+        quick_run, full_run = (subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True,
+                                              timeout=120) for code in (ENTRY, FULL_ENTRY))
+        assert (quick_run.returncode, quick_run.stdout, quick_run.stderr) == \
+            (full_run.returncode, full_run.stdout, full_run.stderr), argv
+    probe = ("import contextlib, io, sys; from trec_bridge.cli.quick import attempt\n"
+             "with contextlib.redirect_stdout(io.StringIO()): code = attempt(sys.argv[1:])\n"
+             f"print(code, sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
+    done = subprocess.run([sys.executable, "-c", probe, "score", str(q), str(r), MEASURES], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == "0 []", done.stderr
