@@ -121,11 +121,11 @@ def _blocks(query: np.ndarray) -> tuple[np.ndarray, list[str]]:
 
 
 class PlainQrels(Qrels):
-    """Judgments read by ``read_plain_qrels``: each query's judged documents (as fixed-width bytes, as the plain
-    run holds them) and {document: grade}, each judgment's query, and ``frame`` (what ``read_trec_qrels``
+    """Judgments read by ``read_plain_qrels``: each query's {document: grade} (document IDs as bytes, as the plain
+    run holds them), each judgment's query, and ``frame`` (what ``read_trec_qrels``
     returns) made only when something asks for it: a report's protocol fingerprint, an adapter's gain check."""
 
-    def __init__(self, raw: bytes, judged: dict[str, tuple[np.ndarray, dict[bytes, int]]], qidx: np.ndarray,
+    def __init__(self, raw: bytes, judged: dict[str, dict[bytes, int]], qidx: np.ndarray,
                  grade: np.ndarray, source: str):
         self.raw, self.judged, self.source = raw, judged, source
         self.qidx, self.grade = qidx, grade  # per judgment, in file order: its query's place in ``query_ids()``
@@ -163,8 +163,8 @@ def read_plain_qrels(path, limit: int) -> PlainQrels | None:
         starts, names = _blocks(query)
     bounds, grades, judged = [*starts.tolist(), len(doc)], grade.tolist(), {}
     for name, a, b in zip(names, bounds, bounds[1:]):
-        judged[name] = (doc[a:b], dict(zip(doc[a:b].tolist(), grades[a:b])))
-        if len(judged[name][1]) != b - a:  # a (query, document) judged twice
+        judged[name] = dict(zip(doc[a:b].tolist(), grades[a:b]))
+        if len(judged[name]) != b - a:  # a (query, document) judged twice
             return None
     return PlainQrels(raw, judged, np.repeat(np.arange(len(names)), np.diff(bounds)), grade, str(path))
 
@@ -191,12 +191,22 @@ class PlainRun:
     def lengths(self) -> np.ndarray:
         return self.ends() - self.starts
 
-    def rows_of(self, query: int, judged: tuple[np.ndarray, dict[bytes, int]]) -> tuple[np.ndarray, list[int]]:
-        """The rows of query number ``query`` that hold a judged document (``PlainQrels.judged``), and their grades."""
+    def rows_of(self, query: int, end: int, judged: dict[bytes, int]) -> tuple[np.ndarray, list[int]]:
+        """The rows of query number ``query`` (its rows end before ``end``) that hold a judged document
+        (``PlainQrels.judged``), and their grades."""
         a = int(self.starts[query])
-        docs = self.doc[a:a + int(self.lengths()[query])]
-        rows = np.flatnonzero(np.isin(docs, judged[0]))
-        return rows + a, [judged[1][d] for d in docs[rows].tolist()]
+        found = [(row, grade) for row, doc in enumerate(self.doc[a:end].tolist(), a)
+                 if (grade := judged.get(doc)) is not None]
+        return np.fromiter((row for row, _ in found), np.int64, len(found)), [grade for _, grade in found]
+
+
+def _repeats(qidx: np.ndarray, doc: np.ndarray) -> bool:
+    """Whether a document appears twice in a query (a stable sort by document, then by query: no np.unique,
+    which imports numpy.ma)."""
+    order = np.argsort(doc, kind="stable")
+    order = order[np.argsort(qidx[order], kind="stable")]
+    q, d = qidx[order], doc[order]
+    return bool(((q[1:] == q[:-1]) & (d[1:] == d[:-1])).any())
 
 
 def read_plain_run(path, limit: int) -> PlainRun | None:
@@ -211,10 +221,9 @@ def read_plain_run(path, limit: int) -> PlainRun | None:
         return None
     (query, doc, _), n = columns, len(columns[0])
     starts, queries = _blocks(query)
-    bounds = [*starts.tolist(), n]
-    if len(set(queries)) != len(queries) or any(len(np.unique(doc[a:b])) != b - a for a, b in zip(bounds, bounds[1:])):
+    qidx = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+    if len(set(queries)) != len(queries) or _repeats(qidx, doc):
         return None  # a query's lines apart, or a document twice in a query
-    qidx = np.repeat(np.arange(len(starts)), np.diff(bounds))
     perm = score_permutation(qidx, score, doc, np.r_[False, qidx[1:] == qidx[:-1]])
     if perm is not None:
         doc, score = doc[perm], score[perm]

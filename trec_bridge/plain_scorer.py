@@ -93,9 +93,9 @@ class _JudgedRows:
         self.retrieved = np.zeros(self.n, dtype=np.int64)
         self.retrieved[block_index[indexed]] = run.lengths()[indexed]
         rows, grades, queries = [], [], []
-        for block, (query, at) in enumerate(zip(run.queries, block_index.tolist())):
+        for block, (query, at, end) in enumerate(zip(run.queries, block_index.tolist(), run.ends().tolist())):
             if at >= 0 and query in qrels.judged:
-                found, grade = run.rows_of(block, qrels.judged[query])
+                found, grade = run.rows_of(block, end, qrels.judged[query])
                 rows.append(found)
                 grades += grade
                 queries.append(np.full(len(found), at, dtype=np.int64))
