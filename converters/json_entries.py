@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 
 from . import strict_json as sj
+from .char_scan import any_holds
 
 FIELDS = {f"f{i}": pl.String for i in range(5)}
 FIRST = b'{"doc_id": "'
@@ -111,7 +112,7 @@ def _ids(quoted: pl.Series, ascii_only: bool) -> pl.Series | None:
     if quoted.null_count() or not (quoted.str.len_bytes() > 3).all():
         return None
     ids = quoted.str.head(-2).str.tail(-1).alias("doc_id")  # the quote and '",' are there (module docstring)
-    if not ascii_only and ids.str.contains(sj.ID_BAD_CHARS).any():
+    if not ascii_only and any_holds(ids, sj.ID_BAD_CHARS):
         return None
     return ids
 

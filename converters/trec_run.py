@@ -27,6 +27,7 @@ from trec_bridge.ordering import (as_float32, in_trec_order, pair_keys, pair_key
 from trec_bridge.messages import quote
 
 from . import invisible
+from .char_scan import any_holds
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
 
@@ -417,6 +418,8 @@ def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
     """IDs with whitespace (or empty, or NUL) would change the column count: refuse them."""
     for column, what in (("query_id", "query"), ("doc_id", "document")):
         col = frame.get_column(column)
+        if not any_holds(col, BAD_ID_PATTERN) and not (col.str.len_bytes() == 0).any():
+            continue  # the usual case: one pass over the IDs joined, no per-row match
         bad = col.str.contains(BAD_ID_PATTERN) | (col.str.len_bytes() == 0)
         if bad.any():
             i = int(bad.arg_true()[0])
