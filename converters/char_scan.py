@@ -43,6 +43,15 @@ def _misses_printable(char_class: str) -> bool:
     return not chars.str.contains(char_class).any()
 
 
+def printable_ascii(col: pl.Series) -> bool:
+    """Whether every value is printable ASCII alone (``!`` to ``~``: no space, control, DEL or other character);
+    a column of such values holds no whitespace, NUL, byte-order mark or invisible character."""
+    for start in range(0, col.len(), SLICE_ROWS):
+        if not _printable_ascii(col.slice(start, SLICE_ROWS).str.join("").item()):
+            return False
+    return True
+
+
 def _printable_ascii(text: str) -> bool:
     if not text.isascii():
         return False
