@@ -112,16 +112,22 @@ def columns_part(queries: list[str], counts: np.ndarray, docs: pl.Series, scores
                 allow_duplicates: bool, first: bool) -> Run:
     """The part's Run from its columns (IDs already checked); the first part carries the failures."""
     query_ids = pl.Series("query_id", queries, dtype=pl.String)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    starts = np.cumsum(counts) - counts
     frame = pl.DataFrame({"query_id": query_ids.gather(np.repeat(np.arange(len(queries), dtype=np.int64), counts)),
                           "doc_id": docs, "score": scores,
-                          "rank": np.arange(1, len(docs) + 1, dtype=np.int64) - starts}, schema=RUN_SCHEMA)
-    if not allow_duplicates and _may_repeat(query_ids, counts, docs):
+                          "rank": np.arange(1, len(docs) + 1, dtype=np.int64) - np.repeat(starts, counts)},
+                         schema=RUN_SCHEMA)
+    keys = pair_keys_of_blocks(query_ids, counts, docs)
+    if not allow_duplicates and _may_repeat(keys):
         json_run._check_duplicates(frame, file)
-    return Run(frame=frame, queries=tuple(queries), failures=shell.failures if first else {},
-               run_id=shell.run_id, dataset_id=shell.dataset_id, dataset_version=shell.dataset_version,
-               metadata=shell.metadata, order=None, order_source=shell.order_source, source=file,
-               unique_checked=not allow_duplicates)
+    run = Run(frame=frame, queries=tuple(queries), failures=shell.failures if first else {},
+              run_id=shell.run_id, dataset_id=shell.dataset_id, dataset_version=shell.dataset_version,
+              metadata=shell.metadata, order=None, order_source=shell.order_source, source=file,
+              unique_checked=not allow_duplicates)
+    ranked = np.flatnonzero(counts)  # the scorer's query blocks and pair keys, as the TREC reader hands them over
+    run.remember_blocks(starts[ranked], [queries[i] for i in ranked])
+    run.remember_pair_keys(keys)
+    return run
 
 
 def _huge(scores: list) -> bool:
@@ -130,9 +136,9 @@ def _huge(scores: list) -> bool:
     return bool(scores) and max(max(scores), -min(scores)) >= INT64_LIMIT
 
 
-def _may_repeat(queries: pl.Series, counts: np.ndarray, docs: pl.Series) -> bool:
+def _may_repeat(keys: np.ndarray) -> bool:
     """Whether a document may be listed twice in a query: equal 64-bit hashes of (query, document)."""
-    keys = np.sort(pair_keys_of_blocks(queries, counts, docs))
+    keys = np.sort(keys)
     return bool((keys[1:] == keys[:-1]).any())
 
 

@@ -29,6 +29,7 @@ from trec_bridge.ordering import pair_keys_of_blocks
 
 from . import json_run
 from . import strict_json as sj
+from .char_scan import any_holds
 
 _PLACEHOLDER = '\n  "rankings": {}'  # the header rendered with empty rankings, at the top level's indent
 LINES_FORMAT = "trec-bridge.run-lines"  # json_run_lines.FORMAT (which imports this module)
@@ -77,7 +78,7 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
     if not all(map(sj.id_is_valid, run.queries)) or set(run.queries) & set(run.failures):
         raise _Doubt("query IDs")
     docs = frame.get_column("doc_id")
-    if (docs.str.len_bytes() == 0).any() or docs.str.contains(sj.ID_BAD_CHARS).any():
+    if (docs.str.len_bytes() == 0).any() or any_holds(docs, sj.ID_BAD_CHARS):
         raise _Doubt("document IDs")
     scores = frame.get_column("score")
     if (scores.is_nan() | scores.is_infinite()).any():
@@ -126,7 +127,7 @@ def entry_lists(frame: pl.DataFrame) -> dict[str, memoryview]:
     list is one view of that buffer, never copied.
     """
     docs = pl.col("doc_id")
-    if frame.get_column("doc_id").str.contains(r'["\\]').any():  # json.dumps escapes these two in an ID
+    if any_holds(frame.get_column("doc_id"), r'["\\]'):  # json.dumps escapes these two in an ID
         docs = docs.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
     scored = pl.concat_str([pl.lit('{"doc_id": "'), docs, pl.lit('", "score": '), pl.lit(_score_text(frame)),
                             pl.lit("}")])

@@ -199,7 +199,7 @@ def _decoded(buf: bytearray, lines: list[tuple[str, int, int]], state: _State) -
     """The queries decoded one by one (msgspec where the bytes vouch for it, else the exact parser)."""
     out = []
     for q, start, end in lines:
-        span = b"[" + bytes(memoryview(buf)[start:end]) + b"]"  # the brackets may be filled over
+        span = b"[" + bytes(memoryview(buf)[start:end]) + b"]"
         try:
             out.append((q, json_run_decode.decode_ranking(span, q, state.file)))
         except (sj.InvalidInput, json_run_decode.Fallback):

@@ -27,6 +27,7 @@ from trec_bridge.ordering import (as_float32, in_trec_order, pair_keys, pair_key
 from trec_bridge.messages import quote
 
 from . import invisible
+from .char_scan import printable_ascii
 from . import sidecar as _sidecar
 from .text_lines import PY_WHITESPACE, Field, check_bytes, has_data, split_columns
 
@@ -415,8 +416,12 @@ def _in_order(qids: pl.Series, ranks: pl.Series, pos: dict[str, int]) -> bool:
 
 def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
     """IDs with whitespace (or empty, or NUL) would change the column count: refuse them."""
+    # the usual column is printable ASCII alone: none of the characters refused below, told in one pass
+    plain = {column: printable_ascii(frame.get_column(column)) for column in ("query_id", "doc_id")}
     for column, what in (("query_id", "query"), ("doc_id", "document")):
         col = frame.get_column(column)
+        if plain[column] and not (col.str.len_bytes() == 0).any():
+            continue
         bad = col.str.contains(BAD_ID_PATTERN) | (col.str.len_bytes() == 0)
         if bad.any():
             i = int(bad.arg_true()[0])
@@ -425,14 +430,15 @@ def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:
                 where["doc"] = col[i]
             raise InvalidInput("E_TREC_COLUMNS", f"{what} ID {quote(col[i])} is empty or contains whitespace or NUL; "
                                f"it cannot be written to the TREC file {target}", **where)
-    starts_bom = frame.get_column("query_id").str.starts_with("\ufeff")
-    if starts_bom.any():
+    starts_bom = None if plain["query_id"] else frame.get_column("query_id").str.starts_with("\ufeff")
+    if starts_bom is not None and starts_bom.any():
         qid = frame.get_column("query_id")[int(starts_bom.arg_true()[0])]
         raise InvalidInput("E_BOM", f"query ID {quote(qid)} starts with U+FEFF (a byte-order mark); it cannot be written "
                            f"to the TREC file {target}", query=qid)
     for column, what in (("query_id", "query"), ("doc_id", "document")):
-        invisible.refuse_in_column(frame.get_column(column), f"{what} ID",
-                                   lambda i: {"query": frame.get_column("query_id")[i]})
+        if not plain[column]:
+            invisible.refuse_in_column(frame.get_column(column), f"{what} ID",
+                                       lambda i: {"query": frame.get_column("query_id")[i]})
     if not tag or any(c in PY_WHITESPACE + "\x00" for c in tag):
         raise InvalidInput("E_TREC_COLUMNS", f"run ID {quote(tag)} is empty or contains whitespace or NUL; it cannot be "
                            f"the tag column of the TREC file {target}")

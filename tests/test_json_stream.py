@@ -260,3 +260,30 @@ def test_a_refused_part_leaves_the_refusal_to_the_whole_writer(tmp_path):
     except InvalidInput as exc:
         expected = exc.code
     assert expected is not None and expected in err
+
+
+def _fresh_blocks_and_keys(part):
+    """What the scorer would compute from the part's frame, without what the reader handed over."""
+    from trec_bridge.model import Run
+
+    fresh = Run(frame=part.frame, queries=part.queries)
+    return fresh.blocks(), fresh.pair_keys()
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20])
+def test_the_parts_hand_the_scorer_the_blocks_and_keys_of_their_frames(tmp_path, block_bytes):
+    """A JSON part remembers its query blocks and pair keys (json_run_decode.columns_part): they must be what
+    Run.blocks() and Run.pair_keys() give on its frame, empty rankings and canonical or decoded entries alike."""
+    import numpy as np
+
+    path = tmp_path / "r.json"
+    path.write_text(_written(), encoding="utf-8")
+    lines = tmp_path / "r.jsonl"
+    json_run_lines.dump_run_lines(json_run.load_run(path), lines)
+    parts = [*json_run_fast.read_run_parts_fast(path, part_bytes=block_bytes),
+             *json_run_lines.read_run_lines_parts(lines, block_bytes=block_bytes)]
+    assert sum(p.frame.height for p in parts) == 2 * 46
+    for part in parts:
+        (starts, queries), keys = _fresh_blocks_and_keys(part)
+        assert np.array_equal(part.blocks()[0], starts) and part.blocks()[1] == queries
+        assert np.array_equal(part.pair_keys(), keys)
