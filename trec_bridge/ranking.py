@@ -43,9 +43,11 @@ class RankingBuilder:
         self.universe, self.ordering = universe, ordering
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
         self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
+        self.judged_pairs = JudgedPairs(self.judged, self.judged_keys)
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.lookup = _IndexLookup(universe)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
+        self._judged_views: list = []  # the last index's judgments (``_judgments_of``), shared by ``fresh`` copies
 
     def fresh(self) -> "RankingBuilder":
         """An empty builder over the same judgments and universe, sharing what ``__init__`` computed from them
@@ -65,7 +67,7 @@ class RankingBuilder:
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
-        rows, grade = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys)
+        rows, grade = self.judged_pairs.rows(qidx, keys, frame.get_column("doc_id"))
         self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
 
     def finish(self, index: pl.DataFrame) -> Ranking:
@@ -86,13 +88,26 @@ class RankingBuilder:
         perm = None if len(query) < 2 else _group_order(query, rank)
         if perm is not None:
             query, rank, grade = query[perm], rank[perm], grade[perm]
+        qrels_query, qrels_grade, memo = self._judgments_of(index, to_index)
+        return Ranking(n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=grade,
+                       qrels_query=qrels_query, qrels_grade=qrels_grade, memo=memo)
+
+    def _judgments_of(self, index: pl.DataFrame, to_index: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The judgments of ``index``'s queries (query, grade) and their memo (``Ranking.judged``): the same
+        arrays for the same index, so that the next run against these judgments (an ``Evaluator``) finds the
+        nDCG ideals and relevant counts already computed."""
+        ids = index.get_column("query_id")
+        for seen, view in self._judged_views:
+            if seen.equals(ids):
+                return view
         q_judged = to_index[self.judged.get_column("qidx").to_numpy()]
         in_index = q_judged >= 0
-        return Ranking(
-            n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=grade,
-            qrels_query=q_judged[in_index],
-            qrels_grade=np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index],
-        )
+        grade = np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index]
+        view = (q_judged[in_index], grade, {})
+        for array in view[:2]:
+            array.flags.writeable = False  # shared by every ranking of these judgments
+        self._judged_views[:] = [(ids, view)]  # the last index only: a run-dependent query set changes it
+        return view
 
 
 class _IndexLookup:
@@ -226,20 +241,45 @@ def _sort_by(columns: list[str], descending: list[bool], ordering: Ordering, doc
     return {"by": columns + [doc], "descending": descending + [ordering.tie_break == "doc_desc"]}
 
 
-def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose (query, document) is judged, in row order, and their grades (``judged_keys``: the pair keys
-    of ``judged``)."""
-    if len(qidx) == 0 or judged.height == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    candidates = np.flatnonzero(pl.Series(keys).is_in(pl.Series(judged_keys).implode()).to_numpy())
-    if len(candidates) == 0:
-        return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
-    found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
-                           "_row": candidates})
-             .join(judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")  # confirms the hash
-             .sort("_row"))
-    return found.get_column("_row").to_numpy(), np.asarray(found.get_column("grade").to_numpy(), dtype=np.int64)
+class JudgedPairs:
+    """The judged (query, document) pairs of a universe, prepared once to find a run's judged rows.
+
+    A row is a candidate when its pair key is a judged one (one hash-set test per row); a candidate's
+    judgment is found by a binary search of the sorted judged keys, and the match confirmed on the query
+    index and the document ID string (a key shared by two pairs is a hash collision, not a judgment).
+    When two judged pairs share a key, each candidate is settled by a join on the strings instead.
+    """
+
+    def __init__(self, judged: pl.DataFrame, keys: np.ndarray):
+        self.judged, self.keys = judged, pl.Series(keys).implode()
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+        self.unique = bool(len(keys) < 2 or (self.sorted[1:] != self.sorted[:-1]).all())
+        self.qidx = judged.get_column("qidx").to_numpy()
+        self.doc = judged.get_column("doc_id")
+        self.grade = np.asarray(judged.get_column("grade").to_numpy(), dtype=np.int64)
+
+    def rows(self, qidx: np.ndarray, keys: np.ndarray, doc: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+        """Rows whose (query, document) is judged, in row order, and their grades (``keys``: the rows' pair keys,
+        ``qidx``: their query indices in the universe)."""
+        if len(qidx) == 0 or self.judged.height == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        candidates = np.flatnonzero(pl.Series(keys).is_in(self.keys).to_numpy())
+        if len(candidates) == 0:
+            return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
+        if not self.unique:
+            return self._joined(qidx, doc, candidates)
+        at = self.order[np.searchsorted(self.sorted, keys[candidates])]
+        same = self.qidx[at] == qidx[candidates]
+        same &= (doc.gather(candidates) == self.doc.gather(at)).to_numpy()  # confirms the hash
+        return candidates[same].astype(np.int64), self.grade[at[same]]
+
+    def _joined(self, qidx: np.ndarray, doc: pl.Series, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
+                               "_row": candidates})
+                 .join(self.judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")
+                 .sort("_row"))
+        return found.get_column("_row").to_numpy(), np.asarray(found.get_column("grade").to_numpy(), dtype=np.int64)
 
 
 def _group_order(row_query: np.ndarray, row_rank: np.ndarray) -> np.ndarray | None:

@@ -444,7 +444,7 @@ def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], 
 def every_judgment_relevant(ranking: Ranking) -> Ranking:
     """``ranking`` with every judged row and judgment at grade 1 (MS MARCO's script: a qrels line is a relevant
     passage, whatever its grade)."""
-    return replace(ranking, grade=np.ones_like(ranking.grade), qrels_grade=np.ones_like(ranking.qrels_grade))
+    return replace(ranking, grade=np.ones_like(ranking.grade), qrels_grade=np.ones_like(ranking.qrels_grade), memo={})
 
 
 @dataclass

@@ -94,6 +94,24 @@ class Ranking:
     grade: np.ndarray  # int64 per judged row
     qrels_query: np.ndarray  # int64 per judgment
     qrels_grade: np.ndarray  # int64 per judgment
+    # what depends on the judgments alone (``judged``), shared by the rankings of one index's judgments:
+    # every run an ``Evaluator`` scores, and each policy's ranking of one run
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def judged(self, key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, a function of ``qrels_query`` and ``qrels_grade`` alone, memoised under ``key`` and read-only.
+
+        The memo is only trusted while it belongs to these very arrays: a ranking made with
+        ``dataclasses.replace`` and other judgments (``every_judgment_relevant``) computes afresh.
+        """
+        owner = self.memo.setdefault("judgments", (self.qrels_query, self.qrels_grade))
+        if owner[0] is not self.qrels_query or owner[1] is not self.qrels_grade:
+            return compute()
+        if key not in self.memo:
+            value = compute()
+            value.flags.writeable = False  # shared: a caller changing it in place would change every later run
+            self.memo[key] = value
+        return self.memo[key]
 
     def lengths(self) -> np.ndarray:
         return self.retrieved
@@ -122,7 +140,7 @@ class Ranking:
             rank = np.arange(1, len(row_query) + 1, dtype=np.int64)
             if len(row_query):
                 rank -= np.repeat(starts, np.diff(np.append(starts, len(row_query))))
-        return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade)
+        return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade, self.memo)
 
     def in_cut(self, cutoff: int | None) -> np.ndarray:
         """Ranked documents per query within the top ``cutoff`` (all when None)."""
@@ -132,7 +150,11 @@ class Ranking:
         return np.bincount(self.row_query[row_mask], minlength=self.n_queries).astype(np.int64)
 
     def relevant_count(self, rel: int | None) -> np.ndarray:
-        """Relevant judged documents per query (grade >= rel, never a negative grade; None: every judged one)."""
+        """Relevant judged documents per query (grade >= rel, never a negative grade; None: every judged one);
+        read-only, computed once per judgments (``judged``)."""
+        return self.judged(("relevant", rel), lambda: self._relevant_count(rel))
+
+    def _relevant_count(self, rel: int | None) -> np.ndarray:
         if rel is None:
             return np.bincount(self.qrels_query, minlength=self.n_queries).astype(np.int64)
         mask = (self.qrels_grade >= rel) & (self.qrels_grade >= 0)
@@ -394,6 +416,7 @@ class MeasureContext:
     rel: int | None  # None: every judged document counts as relevant (the relevant=judged variant)
     gain: Callable[[np.ndarray], np.ndarray] | None = None
     ideal_floor: int = 1  # grades below this never enter the nDCG ideal or DCG
+    gain_key: tuple | None = None  # what ``gain`` is (its measure's gains= / gain= or the policy's): memo keys
     gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)
 
 
