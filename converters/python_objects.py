@@ -28,6 +28,7 @@ from trec_bridge.messages import quote
 from trec_bridge.model import Qrels, Run
 
 from .interop import _string_column
+from .trec_run import GroupedRows
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
@@ -110,24 +111,50 @@ def _nested(obj: Any) -> Mapping | None:
 
 
 def _frame_columns(df: Any, names: tuple[str, ...]) -> list:
-    """A pandas or polars DataFrame's columns: polars columns and numeric pandas columns as they are, no Python
-    list (``interop`` takes float arrays and string columns whole); the rest as lists."""
+    """A pandas or polars DataFrame's columns: polars string columns and float score columns as they are, no
+    Python list (``interop`` takes float arrays and string columns whole); the rest as lists (a float ID column is
+    then refused, never cast to text)."""
     from .interop import _columns
 
     if isinstance(df, pl.DataFrame):
         _columns(df.head(0), names)  # the missing-column message
         return [df.get_column(c) if df.schema[c] == pl.String else
-                df.get_column(c).to_numpy() if df.schema[c] in (pl.Float64, pl.Float32) else df.get_column(c).to_list()
-                for c in names]
+                df.get_column(c).to_numpy() if c == "score" and df.schema[c] in (pl.Float64, pl.Float32) else
+                df.get_column(c).to_list() for c in names]
     if type(df).__module__.split(".")[0] == "pandas":
         _columns(df.head(0), names)
-        return [df[c].to_numpy() if df[c].dtype.kind == "f" else df[c].to_list() for c in names]
+        return [_pandas_column(df[c], numbers=c == "score") for c in names]
     return _columns(df, names)
 
 
+def _pandas_column(column: Any, numbers: bool):
+    """A pandas column as ``interop`` takes it: a score column's numbers (``numbers``) as their array, text as
+    a list made from its array of Python objects (several times cheaper than ``Series.to_list`` of a string
+    column), the rest as a list (integer IDs go through ``id_texts``, never a cast)."""
+    kind = column.dtype.kind
+    if numbers and kind in "fiu" and column.dtype.name == column.to_numpy().dtype.name:  # numpy's, not Int64
+        return column.to_numpy()
+    if kind == "O" or column.dtype.name in ("str", "string"):
+        values = column.to_numpy()
+        if values.dtype.kind == "O":
+            return values.tolist()
+    return column.to_list()
+
+
 def _from_nested(obj: Mapping, ints: IntIds) -> tuple[Any, Any, list]:
-    """pytrec_eval's ``{qid: {docid: value}}``: one pass extending two lists, the query column repeated from the
-    keys (``id_texts`` refuses int keys beside the same text, at either level)."""
+    """pytrec_eval's ``{qid: {docid: value}}`` as columns, the query column repeated from the keys."""
+    keys, lengths, d, v = _nested_blocks(obj, ints)
+    if isinstance(keys, pl.Series):
+        q = keys.gather(np.repeat(np.arange(len(lengths)), lengths))
+    else:
+        q = [k for k, n in zip(keys, lengths.tolist()) for _ in range(n)]
+    return q, d, v
+
+
+def _nested_blocks(obj: Mapping, ints: IntIds) -> tuple[Any, np.ndarray, Any, list]:
+    """pytrec_eval's ``{qid: {docid: value}}`` in one pass extending two lists: the keys (as ``id_texts`` gives
+    them), each key's number of documents, the documents and the values (``id_texts`` refuses int keys beside the
+    same text, at either level)."""
     keys = id_texts(list(obj), "query IDs", ints)
     d, v, lengths = [], [], []
     for qid, docs in obj.items():
@@ -137,11 +164,7 @@ def _from_nested(obj: Mapping, ints: IntIds) -> tuple[Any, Any, list]:
         d.extend(docs)
         v.extend(docs.values())
         lengths.append(len(docs))
-    if isinstance(keys, pl.Series):
-        q = keys.gather(np.repeat(np.arange(len(lengths)), lengths))
-    else:
-        q = [k for k, n in zip(keys, lengths) for _ in range(n)]
-    return q, id_texts(d, "document IDs", ints), v
+    return keys, np.asarray(lengths, dtype=np.int64), id_texts(d, "document IDs", ints), v
 
 
 def qrels_from_object(obj: Any) -> tuple[Qrels, IntIds]:
@@ -155,10 +178,20 @@ def qrels_from_object(obj: Any) -> tuple[Qrels, IntIds]:
 
 def run_from_object(obj: Any, run_id: str | None = None) -> tuple[Run, IntIds]:
     """A ``Run`` from any supported shape, ordered by score, ties by document ID as trec_eval does."""
-    from .interop import run_from_columns
+    from .interop import order_grouped_run
+
+    grouped, ints = grouped_run_from_object(obj)
+    return order_grouped_run(grouped, run_id=run_id), ints
+
+
+def grouped_run_from_object(obj: Any) -> tuple[GroupedRows, IntIds]:
+    """A run's rows from any supported shape, checked and grouped by query but not yet ordered
+    (``interop.grouped_from_columns``), and the integer IDs it held."""
+    from .interop import grouped_from_blocks, grouped_from_columns
 
     ints = IntIds()
     nested = _nested(obj)
-    q, d, s, _ = columns_of(obj if nested is None else nested, "score", ints)
-    # a dict cannot repeat a key: a document twice in a query would have been refused as 7 beside "7" (id_texts)
-    return run_from_columns(q, d, s, run_id=run_id, unique_pairs=nested is not None), ints
+    if nested is not None:
+        return grouped_from_blocks(*_nested_blocks(nested, ints)), ints
+    q, d, s, _ = columns_of(obj, "score", ints)
+    return grouped_from_columns(q, d, s), ints

@@ -199,13 +199,17 @@ class GroupedRows(NamedTuple):
 
 def group_rows(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarray | None = None,
                unique_pairs: bool = False) -> GroupedRows:
-    """Group a non-empty frame's rows by query (first appearance, input order inside) and refuse a document
-    listed twice in a query (``unique_pairs``: the rows come from a dict of dicts, where no pair can repeat).
+    """Group a frame's rows by query (first appearance, input order inside) and refuse a document listed twice
+    in a query (``unique_pairs``: the rows come from a dict of dicts, where no pair can repeat).
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
     input order; ``lines`` maps input rows to file lines for messages (None: row + 1).
     """
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
+    if frame.height == 0:
+        nothing = np.zeros(0, dtype=np.int64)
+        return GroupedRows(frame, pl.Series("query_id", [], dtype=pl.String), nothing, None,
+                           np.zeros(0, dtype=np.uint64), nothing)
     frame, queries, qidx, row, keys = _grouped_by_query(frame)
     if not unique_pairs:
         _check_duplicates(frame, qidx, keys, row, file, lines)
@@ -221,9 +225,6 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     Returns the RUN_SCHEMA frame (rank = position 1..n), the queries in
     first-appearance order and the per-query ``QueryOrder``.
     """
-    if frame.height == 0:
-        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), np.zeros(0, dtype=np.int64),
-                           np.zeros(0, dtype=np.uint64))
     return order_grouped(group_rows(frame, file=file, lines=lines, unique_pairs=unique_pairs), order)
 
 
@@ -231,6 +232,8 @@ def order_grouped(grouped: GroupedRows, order: str = "score") -> OrderedRows:
     """Sort each query of grouped rows: by score as trec_eval does (``order="rank"``: by the rank column)."""
     frame, queries, qidx, row, keys, starts = grouped
     n = frame.height
+    if n == 0:
+        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), starts, keys)
     has_rank = "rank" in frame.columns
     score = frame.get_column("score").to_numpy()
     doc = frame.get_column("doc_id")

@@ -102,6 +102,7 @@ SLOW_TESTS = frozenset({
     "test_reference_failures.py::test_crosscheck_at_the_largest_grade_runs_every_tool_or_says_why_not",
     "test_outputs.py::test_a_signal_mid_write_removes_the_temporary_file",
     "test_sidecar_roundtrip.py::test_real_trec_eval_reads_written_random_runs",
+    "test_api_unsorted.py::test_unsorted_runs_score_as_sorted_ones_many",  # 140 inputs x 4 forms x 7 policies
 })
 # The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
 MUTATION_FILES = frozenset({"test_mutants.py"})

@@ -176,15 +176,37 @@ class Evaluator:
     def score(self, run: Any) -> "Result":
         """Score one run (any input kind) under the evaluator's policy; see ``score``."""
         from .evaluation import label
-        from .scorer import evaluate, prepare_checked
+        from .scorer import evaluate
 
         with _AsInvalidInput():
-            r, ints = _run_and_ints(run)
-            self._check_ids(r, ints)
-            prepared = prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments)
+            prepared, metadata = self._prepared(run)
             result = evaluate(prepared, self.measures, self.policy)
         label(result, self.dataset, self.measures.notes)
-        return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
+        return Result(result, {**self._inputs, **_path_input("run", run)}, metadata)
+
+    def _prepared(self, run: Any):
+        """The run read against the judgments, and its metadata.  A run held in Python (a dict, a DataFrame, ...)
+        is scored without being sorted where the policy allows (``grouped_run``: the same numbers, read off one
+        sort of packed keys); a path, a ``Run`` or what that does not cover goes through the sorted ``Run``."""
+        from .scorer import orderings_for, prepare_checked
+
+        if isinstance(run, Run) or _is_path(run):
+            r, ints = _run_and_ints(run)
+            self._check_ids(r.frame, ints)
+        else:
+            from converters.interop import order_grouped_run
+            from converters.python_objects import grouped_run_from_object
+
+            from .grouped_run import prepare_grouped
+
+            grouped, ints = grouped_run_from_object(run)
+            self._check_ids(grouped.frame, ints)
+            prepared = prepare_grouped(self._judgments, grouped, orderings_for(self.measures, self.policy),
+                                       self.policy.duplicates, len(self.measures))
+            if prepared is not None:
+                return prepared, {}
+            r = order_grouped_run(grouped)
+        return prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments), r.metadata
 
     def score_many(self, runs: Any, jobs: int | None = None) -> "ScoredRuns":
         """Score many runs (a list, or a dict of name -> run; any input kind each) in ``jobs`` worker processes
@@ -211,17 +233,18 @@ class Evaluator:
         with _AsInvalidInput():
             tools = tools_asked(against)
             r, ints = _run_and_ints(run)
-            self._check_ids(r, ints)
+            self._check_ids(r.frame, ints)
             result = check(self.dataset, r, self.measures, tools, complete=complete)
         return Crosscheck(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
-    def _check_ids(self, run: Run, run_ints) -> None:
-        """Integer IDs on one side against the other side's string spellings (7 against "007")."""
+    def _check_ids(self, rows, run_ints) -> None:
+        """Integer IDs on one side against the other side's string spellings (7 against "007"); ``rows``: the
+        run's frame."""
         if not self._ints.texts and not run_ints.texts:
             return
         qrels = self.dataset.qrels.frame
         for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
-            self._ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
+            self._ints.check_against(column, rows.get_column(name).unique().to_list(), "the run")
             run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
         run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
 

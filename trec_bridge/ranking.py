@@ -65,10 +65,15 @@ class RankingBuilder:
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
-        self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
         rows, grade = self.judged_pairs.rows(qidx, keys, frame.get_column("doc_id"))
-        self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), grade))
+        self.add_judged(counts, qidx[rows], rank[rows], grade)
+
+    def add_judged(self, counts: np.ndarray, qidx: np.ndarray, rank: np.ndarray, grade: np.ndarray) -> None:
+        """A part reduced already: its rows per universe query (``counts``) and its judged rows' query index,
+        rank in this builder's order and grade (``add``; a run scored unsorted: grouped_run)."""
+        self.retrieved += counts
+        self.parts.append((qidx.astype(np.int64), rank.astype(np.int64), grade))
 
     def finish(self, index: pl.DataFrame) -> Ranking:
         """The Ranking over ``index`` (a subset of the universe, in any order)."""

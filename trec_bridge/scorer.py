@@ -458,12 +458,17 @@ class RunSummary:
     order_source: str = "list"
 
     def add(self, part: Run) -> None:
-        self.queries += part.queries
-        self.ranked += part.ranked_queries()
-        self.failures.update(part.failures)
-        self.order_source = part.order_source
-        if part.order is not None:
-            self.order = (self.order or []) + [part.order]
+        self.add_records(part.queries, part.ranked_queries(), part.failures, part.order_source, part.order)
+
+    def add_records(self, queries: Sequence[str], ranked: list[str], failures: Mapping[str, str], order_source: str,
+                    order: Sequence[QueryOrder] | None) -> None:
+        """A part's records: its queries, those ranked, the failed, how it was ordered and what ordering decided."""
+        self.queries += queries
+        self.ranked += ranked
+        self.failures.update(failures)
+        self.order_source = order_source
+        if order is not None:
+            self.order = (self.order or []) + [order]
 
     def ranked_queries(self) -> list[str]:
         return self.ranked

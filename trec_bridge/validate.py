@@ -6,6 +6,8 @@ policies can ignore what their tool ignores.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import polars as pl
 
 from .errors import InvalidInput
@@ -34,17 +36,22 @@ class RunChecks:
 
     def add(self, run: Run) -> None:
         """Check one part; errors that need the whole run wait for ``finish``."""
-        self.source = run.source
         _check_dataset_id(run, self.dataset)
-        _check_records(run, self.seen)
+        self.add_records(run.queries, run.failures, run.source)
         if self.duplicates == "reject" and not run.unique_checked:
             _check_duplicates(run)
-        self.outside += [q for q in list(run.queries) + list(run.failures) if q not in self.known]
         if self.dataset.corpus is not None:
             found = _unknown_doc(run, self.dataset)
             if found and (self.unknown_doc is None or
                           (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
                 self.unknown_doc = found
+
+    def add_records(self, queries: Sequence[str], failures: Mapping[str, str], source: str | None) -> None:
+        """Check a part's records alone (a query recorded twice, or both failed and ranked): all ``add`` checks of
+        a run without a dataset ID, its repeated documents refused already, scored against no listed corpus."""
+        self.source = source
+        _check_records(queries, failures, source, self.seen)
+        self.outside += [q for q in list(queries) + list(failures) if q not in self.known]
 
     def finish(self, policy: Policy) -> list[str]:
         """Raise what ``policy`` rejects; return the run's queries outside the query set that are unjudged."""
@@ -101,15 +108,15 @@ def _check_dataset_id(run: Run, dataset: Dataset) -> None:
                            f"not {quote(dataset.dataset_version)}", file=run.source)
 
 
-def _check_records(run: Run, seen: set[str]) -> None:
+def _check_records(queries: Sequence[str], failures: Mapping[str, str], source: str | None, seen: set[str]) -> None:
     """A query recorded twice (in this part or an earlier one), or both failed and ranked."""
-    for q in run.queries:
+    for q in queries:
         if q in seen:
-            raise InvalidInput("E_RUN_DUPLICATE_QUERY", "two records for the same query", file=run.source, query=q)
+            raise InvalidInput("E_RUN_DUPLICATE_QUERY", "two records for the same query", file=source, query=q)
         seen.add(q)
-    both = [q for q in run.failures if q in seen]
+    both = [q for q in failures if q in seen]
     if both:
-        raise InvalidInput("E_RUN_QUERY_CONFLICT", "query is both failed and ranked", file=run.source, query=both[0])
+        raise InvalidInput("E_RUN_QUERY_CONFLICT", "query is both failed and ranked", file=source, query=both[0])
 
 
 def _check_duplicates(run: Run) -> None:

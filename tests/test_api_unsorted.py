@@ -1,0 +1,165 @@
+"""A run held in Python is scored without being sorted (trec_bridge.grouped_run), and that changes no number.
+
+The general path sorts the run (``tb.read_run``: score descending, ties by
+document ID descending, as trec_eval) and reads each policy's order off the
+sorted rows; the unsorted path reads the judged rows' ranks off one sort of
+packed keys.  Here both score the same generated inputs, built to hit every
+place where the two could part: scores tied exactly, tied only as float32
+(1 and 1 + 2^-30), tied only in the bits the packed key drops (1 and the next
+double), 0.0 beside -0.0, scores beyond float32's range (inf as float32),
+negative scores, unjudged documents, documents judged in another query,
+queries without relevant documents, missing queries, run-only queries, integer
+IDs, rows of a query not together, long rankings and many queries.  Every
+policy is asked, also those the unsorted path hands to the general one (ranx's
+and cwl_eval's orders, BEIR's identical IDs), and the two results must be the
+same value for value, exact fractions, the order summary and the report
+included; errors must carry the same code.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+import trec_bridge as tb
+from converters.python_objects import grouped_run_from_object
+from trec_bridge.grouped_run import prepare_grouped
+from trec_bridge.report import build_report, report_json
+from trec_bridge.scorer import evaluate, orderings_for
+
+MEASURES = "nDCG@10 RR@10 R@100 AP P@10 nDCG nDCG@3 RR P@2 bpref Judged@5 NumRet R@5"
+FAMILIES = {"trec_eval": "Judged", "trec_eval_c": "Judged", "pytrec_eval": "Judged", "beir": "bpref Judged NumRet"}
+TIE_HEAVY = [0.0, -0.0, 1.0, 1.0 + 2 ** -30, 1.0 + 2 ** -52, 1.0 - 2 ** -53, 0.5, -3.0, 1e39, 2e39, -1e39, 7.25]
+POLICIES = ["strict", "trec_eval", "trec_eval_c", "pytrec_eval", "ir_measures", "beir"]
+DOCS = [f"d{j}" for j in range(14)] + ["é1", "Z", "d1 ", "10"]
+
+
+def _score(rng: random.Random) -> float:
+    return rng.choice(TIE_HEAVY) if rng.random() < 0.6 else rng.choice([rng.random(), rng.uniform(-5, 5)])
+
+
+def case(rng: random.Random, queries: int | None = None, depth: int | None = None):
+    """(qrels, run) as pytrec_eval's dicts, IDs as text or (sometimes) integers."""
+    n = queries or rng.randint(1, 6)
+    ints = rng.random() < 0.2
+    qid = (lambda i: i) if ints else (lambda i: f"q{i}")
+    did = (lambda d: int(d[1:]) if d.startswith("d") else d) if ints and rng.random() < 0.5 else (lambda d: d)
+    qrels = {}
+    for i in range(n):
+        judged = rng.sample(DOCS, rng.randint(1, 8))
+        qrels[qid(i)] = {did(d): rng.choice([-1, 0, 0, 1, 1, 2, 3]) for d in judged}
+    run = {}
+    for i in rng.sample(range(n + 1), rng.randint(1, n + 1)):  # query n is run-only; some judged ones missing
+        pool = DOCS + [f"u{j}" for j in range(depth or 0)]
+        ranked = rng.sample(pool, rng.randint(0, min(len(pool), depth or 12)))
+        run[qid(i)] = {did(d): _score(rng) for d in ranked}
+    return qrels, run
+
+
+def frames(run: dict, rng: random.Random) -> list:
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    shuffled = rows[:]
+    rng.shuffle(shuffled)  # a query's rows apart: grouped by first appearance
+    out = [pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]),
+           pd.DataFrame(shuffled, columns=["query_id", "doc_id", "score"])]
+    if all(isinstance(q, str) for q, _, _ in rows) and all(isinstance(d, str) for _, d, _ in rows) and rows:
+        out.append(pl.DataFrame(shuffled, schema=["query_id", "doc_id", "score"], orient="row"))
+    return out
+
+
+def outcome(fn):
+    try:
+        return fn()
+    except tb.InvalidInput as exc:
+        return exc.code
+
+
+def both(ev: tb.Evaluator, run) -> tuple:
+    """(unsorted, general) results of one run, or their error codes."""
+    unsorted = outcome(lambda: ev.score(run))
+    general = outcome(lambda: ev.score(tb.read_run(run)))
+    return unsorted, general
+
+
+def assert_same(a, b, what: str) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b, what
+        return
+    ra, rb = a.result, b.result
+    assert ra.means == rb.means, what
+    assert list(ra.queries) == list(rb.queries), what
+    assert (ra.order, ra.unjudged_queries, ra.missing, ra.no_relevant) == \
+        (rb.order, rb.unjudged_queries, rb.missing, rb.no_relevant), what
+    assert a.exact == b.exact and a.per_query.equals(b.per_query), what
+    assert report_json(build_report(ra)) == report_json(build_report(rb)), what
+
+
+def _unsorted_path_taken(ev: tb.Evaluator, run) -> bool:
+    grouped, _ = grouped_run_from_object(run)
+    return prepare_grouped(ev._judgments, grouped, orderings_for(ev.measures, ev.policy), ev.policy.duplicates) \
+        is not None
+
+
+def measures_of(policy: str) -> str:
+    """MEASURES less those the policy's tool does not compute (refused: E_POLICY_MEASURE)."""
+    return " ".join(m for m in MEASURES.split() if m.split("@")[0] not in FAMILIES.get(policy, "").split())
+
+
+CASES = [(p, "") for p in POLICIES] + [("ir_measures", " RBP")]
+
+
+@pytest.mark.parametrize("policy, extra", CASES)
+def test_unsorted_runs_score_as_sorted_ones(policy, extra):
+    """``extra``: RBP, which ir_measures has cwl_eval compute (ties in row order): the general path then."""
+    check_policy(policy, extra, 14, f"unsorted {policy}{extra}")
+
+
+@pytest.mark.parametrize("policy, extra", CASES)
+def test_unsorted_runs_score_as_sorted_ones_many(policy, extra):
+    """The same on ten times as many inputs (the slow tier)."""
+    check_policy(policy, extra, 140, f"many {policy}{extra}")
+
+
+def check_policy(policy: str, extra: str, cases: int, seed: str) -> None:
+    rng = random.Random(seed)
+    taken = 0
+    for i in range(cases):
+        qrels, run = case(rng)
+        ev = outcome(lambda: tb.Evaluator(qrels, measures_of(policy) + extra, policy))
+        assert not isinstance(ev, str) or ev in ("E_QUERY_SET_EMPTY", "E_ID_COLLISION"), ev  # "10" beside 10
+        if isinstance(ev, str):
+            continue
+        for form in [run] + frames(run, rng):
+            assert_same(*both(ev, form), f"{policy} case {i}: {qrels!r} {run!r}")
+        taken += outcome(lambda: _unsorted_path_taken(ev, run)) is True
+    assert taken == 0 if policy == "beir" or extra else taken >= cases // 3  # BEIR drops identical IDs: general
+
+
+@pytest.mark.parametrize("queries, depth", [(300, 8), (3, 1200)])
+def test_many_queries_and_long_rankings(queries, depth):
+    """Many queries take more bits of the packed key; long rankings are what the general path sorts one by one."""
+    rng = random.Random(f"large {queries}")
+    qrels, run = case(rng, queries, depth)
+    for policy in ("strict", "trec_eval", "ir_measures"):
+        ev = tb.Evaluator(qrels, measures_of(policy), policy)
+        for form in [run] + frames(run, rng)[:1]:
+            assert_same(*both(ev, form), f"{policy}")
+
+
+def test_only_ties_and_truncated_bits():
+    """Every score of a ranking equal, or equal but for the last bits of the double (the packed key drops them):
+    the ranks come from the exact order, document IDs deciding."""
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0, "d": 1}, "q2": {"x": 1}}
+    base = 1.0
+    close = [base, float(np.nextafter(base, 2)), float(np.nextafter(np.nextafter(base, 2), 2)), base]
+    runs = [{"q1": {d: 1.0 for d in "dcbaez"}, "q2": {"x": 0.0, "y": -0.0}},
+            {"q1": dict(zip("abcd", close)), "q2": {"y": -0.0, "x": 0.0}},
+            {"q1": dict(zip("dbca", close)), "q2": {"x": 1e39, "y": 3e39}}]
+    for policy in ("strict", "trec_eval", "ir_measures"):
+        ev = tb.Evaluator(qrels, "RR AP nDCG P@1 P@2", policy)
+        for run in runs:
+            assert _unsorted_path_taken(ev, run)
+            assert_same(*both(ev, run), f"{policy} {run}")
