@@ -163,3 +163,21 @@ def test_only_ties_and_truncated_bits():
         for run in runs:
             assert _unsorted_path_taken(ev, run)
             assert_same(*both(ev, run), f"{policy} {run}")
+
+
+@pytest.mark.parametrize("run, code", [
+    ({"q": {"a": 10 ** 400}}, "E_RUN_SCORE"),  # beyond a double: refused, not an OverflowError
+    ({"q": {"a": True, "b": 0.5}}, "E_RUN_SCORE"),
+    ({"q": {"a": __import__("decimal").Decimal("0.5")}}, "E_RUN_SCORE"),  # polars would read it as 0.5
+    (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, float("nan")]}), "E_RUN_SCORE"),
+    (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 0.5]}), "E_RUN_DUPLICATE_DOC"),
+    (pd.DataFrame({"query_id": [1.0], "doc_id": ["a"], "score": [1.0]}), "E_USAGE"),  # a float ID is not text
+    (pl.DataFrame({"query_id": ["q"], "doc_id": [2.0], "score": [1.0]}), "E_USAGE"),
+    (pd.DataFrame({"query_id": ["q"], "doc_id": ["a\u200b"], "score": [1.0]}), "E_ID_INVISIBLE"),
+    ({"q\u2066": {"a": 1.0}}, "E_ID_INVISIBLE"),
+    ({"q": {"a\ufeff": 1.0}}, "E_ID_INVISIBLE"),
+])
+def test_the_unsorted_reading_keeps_every_check(run, code):
+    with pytest.raises(tb.InvalidInput) as exc:
+        tb.score({"q": {"a": 1}}, run, "P@1")
+    assert exc.value.code == code

@@ -72,7 +72,9 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
             key = score if precision == "float64" else as_float32(score).astype(np.float64)
             ranks[precision, tie_break], found = judged_ranks(grouped, lengths, key, doc, rows, tie_break, score)
             tied = found if tied is None else tied
-        builders[ordering].add_judged(counts, query_u[grouped.qidx[rows]], ranks[precision, tie_break], grade)
+        rank = ranks[precision, tie_break]
+        by_rank = np.argsort(grouped.starts[grouped.qidx[rows]] + rank)  # each query's rows by rank, as sorted
+        builders[ordering].add_judged(counts, query_u[grouped.qidx[rows]][by_rank], rank[by_rank], grade[by_rank])
     summary = RunSummary()
     summary.add_records(queries, list(queries), {}, "score",
                         QueryOrders(queries, tied, np.zeros(len(queries), dtype=bool)))
@@ -99,11 +101,13 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
     Rows of each query are contiguous (``grouped.starts``), in any order.
     """
     bits = max(1, int(len(lengths) - 1).bit_length())  # for the query index, taken from the key's low end
-    packed = (grouped.qidx.astype(np.uint64) << np.uint64(64 - bits)) | (_ascending_bits(key) >> np.uint64(bits))
+    packed = _ascending_bits(key)
+    packed >>= np.uint64(bits)
+    packed |= grouped.qidx.astype(np.uint64) << np.uint64(64 - bits)
     ordered = np.sort(packed)
     ends = grouped.starts + lengths
     at = packed[rows]
-    above = ends[grouped.qidx[rows]] - np.searchsorted(ordered, at, side="right")  # a greater packed key
+    above = ends[grouped.qidx[rows]] - _search(ordered, at)  # the rows with a greater packed key
     equal = np.flatnonzero(ordered[1:] == ordered[:-1])
     if len(equal) == 0:  # no two rows of a query share a packed key: no tie, every rank read off the sort
         return above + 1, np.zeros(len(lengths), dtype=np.int64)
@@ -119,9 +123,21 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
 
 def _ascending_bits(key: np.ndarray) -> np.ndarray:
     """uint64 values in the order of ``key`` (doubles, no NaN), equal exactly where the keys are equal (-0.0 as
-    0.0): a negative double's bits inverted, a positive one's sign bit set."""
+    0.0): a negative double's bits inverted, a positive one's sign bit set (in place, two temporaries)."""
     bits = (key + 0.0).view(np.int64)  # -0.0 + 0.0 is 0.0
-    return (bits ^ ((bits >> np.int64(63)) | _SIGN)).view(np.uint64)
+    flip = bits >> np.int64(63)
+    flip |= _SIGN
+    bits ^= flip
+    return bits.view(np.uint64)
+
+
+def _search(ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(ordered, values, side="right")``, the values searched in ascending order (a binary search
+    that walks the array forwards instead of jumping across it for each value)."""
+    order = np.argsort(values)
+    found = np.empty(len(values), dtype=np.int64)
+    found[order] = np.searchsorted(ordered, values[order], side="right")
+    return found
 
 
 def _exact_order(query: np.ndarray, packed: np.ndarray, key: np.ndarray, score: np.ndarray, doc: pl.Series,

@@ -499,12 +499,21 @@ class _Statuses:
 
     @classmethod
     def of(cls, index_ids: list[str], run: RunSummary) -> "_Statuses":
-        ids = pl.Series(index_ids, dtype=pl.String)
         codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
+        small = len(index_ids) <= _SMALL_INDEX  # a few hundred queries: a set costs less than polars' calls
+        ids = None if small else pl.Series(index_ids, dtype=pl.String)
         for name, members in (("empty", run.queries), ("ranked", run.ranked_queries()), ("failed", run.failures)):
             if members:
-                codes[ids.is_in(list(members)).to_numpy()] = STATUSES.index(name)
+                if small:
+                    wanted = members if isinstance(members, (set, dict)) else set(members)
+                    found = np.fromiter((q in wanted for q in index_ids), dtype=bool, count=len(index_ids))
+                else:
+                    found = ids.is_in(list(members)).to_numpy()
+                codes[found] = STATUSES.index(name)
         return cls(codes, run.failures)
+
+
+_SMALL_INDEX = 2_000
 
 
 class QueryResults(Sequence):
