@@ -42,8 +42,7 @@ def _ids(values: list | pl.Series, what: str) -> pl.Series:
         bad = next((v for v in values if not isinstance(v, str)), None)
         raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
                          "(IDs are never converted: 7 and '007' would collide)")
-    if not (isinstance(values, list) and "".join(values).isascii()):  # strings: one join tells they are ASCII
-        invisible.refuse_in_column(column, what)
+    invisible.refuse_in_column(column, what)
     return column
 
 
