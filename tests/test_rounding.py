@@ -72,6 +72,22 @@ def test_most_sums_are_settled_without_big_integers():
     assert settled(sums, bounds)[1].mean() > 0.97  # added pairwise with exact errors: about 1 in 200 left
 
 
+def test_fixed_point_sums_are_correctly_rounded_or_refused():
+    """256-bit fixed point gives the correctly rounded double, or None near a boundary (never a wrong double)."""
+    from trec_bridge.measures.rounding import fixed_point_sum
+
+    rng = random.Random(19)
+    cases = [t for t in _random_queries(rng, 300) if t] + MIDPOINT_CASES
+    cases += [[(-n, d) if i % 3 else (n, d) for i, (n, d) in enumerate(t)] for t in cases[:100]]  # signs mixed
+    answered = 0
+    for terms in cases:
+        got = fixed_point_sum([n for n, _ in terms], [d for _, d in terms])
+        assert got is None or got == float(_exact(terms)), terms
+        answered += got is not None
+    assert answered >= len(cases) - len(MIDPOINT_CASES)
+    assert fixed_point_sum([1, 1], [1, 1 << 53]) is None  # the midpoint 1 + 2^-53 itself: left to exact sums
+
+
 @pytest.mark.skipif(not EXTENDED, reason="long double is no wider than a double here")
 def test_pairwise_sums_recover_every_rounding_error():
     """4,096 terms of full long-double precision whose sum nearly cancels: added pairwise alone, each of the 4,095
