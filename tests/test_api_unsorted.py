@@ -181,3 +181,30 @@ def test_the_unsorted_reading_keeps_every_check(run, code):
     with pytest.raises(tb.InvalidInput) as exc:
         tb.score({"q": {"a": 1}}, run, "P@1")
     assert exc.value.code == code
+
+
+def test_judged_rows_trust_a_key_only_once_the_strings_agree():
+    """A run row whose 64-bit pair key equals a judgment's but whose document differs is not judged; two
+    judgments sharing a key are told apart by a join on the strings."""
+    from trec_bridge.ranking import JudgedPairs
+
+    judged = pl.DataFrame({"qidx": [0, 0, 1], "doc_id": ["a", "b", "c"], "grade": [1, 2, 3]})
+    pairs = JudgedPairs(judged, np.array([10, 20, 30], dtype=np.uint64))
+    keys = np.array([20, 20, 99, 30, 10], dtype=np.uint64)
+    doc = pl.Series(["b", "x", "y", "c", "a"])
+    query = np.array([0, 0, 0, 1, 1])
+    rows, grade = pairs.rows(keys, doc, query.__getitem__)
+    assert rows.tolist() == [0, 3] and grade.tolist() == [2, 3]  # row 1: key of (0, b), document x; row 4: query 1
+    shared = JudgedPairs(judged, np.array([10, 10, 30], dtype=np.uint64))  # (0, a) and (0, b) share a key
+    rows, grade = shared.rows(np.array([10, 10, 10], dtype=np.uint64), pl.Series(["b", "a", "z"]),
+                              np.array([0, 0, 0]).__getitem__)
+    assert rows.tolist() == [0, 1] and grade.tolist() == [2, 1]
+
+
+def test_every_pair_key_alike_changes_no_number(monkeypatch):
+    """With every string hashing alike, every run row is a candidate for every judgment: the strings decide."""
+    qrels, run = case(random.Random(23), 4)
+    want = tb.score(qrels, run, "AP nDCG RR P@3")
+    monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))
+    got = tb.score(qrels, run, "AP nDCG RR P@3")
+    assert got.exact == want.exact and got.means == want.means and got.per_query.equals(want.per_query)

@@ -62,7 +62,7 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
     counts = np.zeros(judgments.universe.height, dtype=np.int64)
     counts[query_u[query_u >= 0]] = lengths[query_u >= 0]
     doc = frame.get_column("doc_id")
-    rows, grade = some.judged_pairs.rows(np.repeat(query_u, lengths), grouped.keys, doc)
+    rows, grade = some.judged_pairs.rows(grouped.keys, doc, lambda rows: query_u[grouped.qidx[rows]])
     score = frame.get_column("score").to_numpy()
     ranks: dict[tuple[str, str], np.ndarray] = {}
     tied = None

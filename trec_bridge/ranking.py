@@ -15,6 +15,7 @@ This is the hot path of a 7M-line run, so it avoids whole-frame string work:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -66,7 +67,7 @@ class RankingBuilder:
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
-        rows, grade = self.judged_pairs.rows(qidx, keys, frame.get_column("doc_id"))
+        rows, grade = self.judged_pairs.rows(keys, frame.get_column("doc_id"), qidx.__getitem__)
         self.add_judged(counts, qidx[rows], rank[rows], grade)
 
     def add_judged(self, counts: np.ndarray, qidx: np.ndarray, rank: np.ndarray, grade: np.ndarray) -> None:
@@ -249,38 +250,45 @@ def _sort_by(columns: list[str], descending: list[bool], ordering: Ordering, doc
 class JudgedPairs:
     """The judged (query, document) pairs of a universe, prepared once to find a run's judged rows.
 
-    A row is a candidate when its pair key is a judged one (one hash-set test per row); a candidate's
-    judgment is found by a binary search of the sorted judged keys, and the match confirmed on the query
-    index and the document ID string (a key shared by two pairs is a hash collision, not a judgment).
-    When two judged pairs share a key, each candidate is settled by a join on the strings instead.
+    A row is a candidate when the top bits of its pair key mark a judged key in a bitmap (one byte read per
+    row, a few per cent of false candidates: 32 bitmap bytes per judgment); a candidate's judgment is found by a
+    binary search of the sorted judged keys, and the match confirmed on the query index and the document ID
+    string (a key shared by two pairs is a hash collision, not a judgment).  When two judged pairs share a
+    key, the candidates are settled by a join on the strings instead.
     """
 
     def __init__(self, judged: pl.DataFrame, keys: np.ndarray):
-        self.judged, self.keys = judged, pl.Series(keys).implode()
+        self.judged = judged
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
         self.unique = bool(len(keys) < 2 or (self.sorted[1:] != self.sorted[:-1]).all())
         self.qidx = judged.get_column("qidx").to_numpy()
         self.doc = judged.get_column("doc_id")
         self.grade = np.asarray(judged.get_column("grade").to_numpy(), dtype=np.int64)
+        bits = int(np.clip(np.ceil(np.log2(max(32 * len(keys), 1))), 16, 23))
+        self.shift = np.uint64(64 - bits)
+        self.bitmap = np.zeros(1 << bits, dtype=bool)
+        self.bitmap[keys >> self.shift] = True
 
-    def rows(self, qidx: np.ndarray, keys: np.ndarray, doc: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-        """Rows whose (query, document) is judged, in row order, and their grades (``keys``: the rows' pair keys,
-        ``qidx``: their query indices in the universe)."""
-        if len(qidx) == 0 or self.judged.height == 0:
+    def rows(self, keys: np.ndarray, doc: pl.Series, query_of: Callable[[np.ndarray], np.ndarray]
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows whose (query, document) is judged, in row order, and their grades (``keys``: the rows' pair keys;
+        ``query_of(rows)``: those rows' query indices in the universe)."""
+        if len(keys) == 0 or self.judged.height == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        candidates = np.flatnonzero(pl.Series(keys).is_in(self.keys).to_numpy())
-        if len(candidates) == 0:
-            return candidates.astype(np.int64), np.zeros(0, dtype=np.int64)
+        candidates = np.flatnonzero(self.bitmap[keys >> self.shift])
         if not self.unique:
-            return self._joined(qidx, doc, candidates)
-        at = self.order[np.searchsorted(self.sorted, keys[candidates])]
-        same = self.qidx[at] == qidx[candidates]
+            return self._joined(query_of(candidates), doc, candidates)
+        pos = np.minimum(np.searchsorted(self.sorted, keys[candidates]), len(self.sorted) - 1)
+        judged = self.sorted[pos] == keys[candidates]
+        candidates, at = candidates[judged], self.order[pos[judged]]
+        same = self.qidx[at] == query_of(candidates)
         same &= (doc.gather(candidates) == self.doc.gather(at)).to_numpy()  # confirms the hash
         return candidates[same].astype(np.int64), self.grade[at[same]]
 
     def _joined(self, qidx: np.ndarray, doc: pl.Series, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
+        """``rows`` by a join on (query index, document ID) of the candidates (``qidx``: theirs)."""
+        found = (pl.DataFrame({"qidx": qidx.astype(np.int64), "doc_id": doc.gather(candidates),
                                "_row": candidates})
                  .join(self.judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")
                  .sort("_row"))
