@@ -30,7 +30,7 @@ from .trec_run import GroupedRows, group_rows, order_grouped, trec_score_values
 
 # --------------------------------------------------------------------------- validation
 
-def _ids(values: list | pl.Series, what: str) -> pl.Series:
+def _ids(values: list | pl.Series, what: str, invisible_test: bool = True) -> pl.Series:
     """The IDs as a polars string column: strings only, none holding an invisible character.
 
     A list is first built as a strict string column in one call (polars
@@ -42,7 +42,8 @@ def _ids(values: list | pl.Series, what: str) -> pl.Series:
         bad = next((v for v in values if not isinstance(v, str)), None)
         raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
                          "(IDs are never converted: 7 and '007' would collide)")
-    invisible.refuse_in_column(column, what)
+    if invisible_test:
+        invisible.refuse_in_column(column, what)
     return column
 
 
@@ -117,10 +118,17 @@ def order_grouped_run(grouped: GroupedRows | pl.DataFrame, *, run_id: str | None
 def grouped_from_columns(query_ids: list, doc_ids: list, scores: list, *, unique_pairs: bool = False
                          ) -> GroupedRows:
     """The rows of parallel lists checked (string IDs without invisible characters, finite scores, no document
-    twice in a query) and grouped by query, not yet ordered."""
-    frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
+    twice in a query) and grouped by query, not yet ordered.
+
+    The query column is tested for invisible characters on its runs of equal IDs (the grouping needs them
+    anyway): the first run holding one is the first row holding one, so the error is the same.
+    """
+    queries = _ids(query_ids, "query IDs", invisible_test=False)
+    runs = queries.rle().struct.unnest()  # one row per run of equal query IDs
+    invisible.refuse_in_column(runs.get_column("value"), "query IDs")
+    frame = pl.DataFrame({"query_id": queries, "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
-    return group_rows(frame, unique_pairs=unique_pairs)
+    return group_rows(frame, unique_pairs=unique_pairs, runs=runs)
 
 
 def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, doc_ids: list | pl.Series,

@@ -198,19 +198,20 @@ class GroupedRows(NamedTuple):
 
 
 def group_rows(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarray | None = None,
-               unique_pairs: bool = False) -> GroupedRows:
+               unique_pairs: bool = False, runs: pl.DataFrame | None = None) -> GroupedRows:
     """Group a frame's rows by query (first appearance, input order inside) and refuse a document listed twice
     in a query (``unique_pairs``: the rows come from a dict of dicts, where no pair can repeat).
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
-    input order; ``lines`` maps input rows to file lines for messages (None: row + 1).
+    input order; ``lines`` maps input rows to file lines for messages (None: row + 1); ``runs``: the query
+    column's runs of equal IDs (``Series.rle``) when the caller has them.
     """
     frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
     if frame.height == 0:
         nothing = np.zeros(0, dtype=np.int64)
         return GroupedRows(frame, pl.Series("query_id", [], dtype=pl.String), nothing, None,
                            np.zeros(0, dtype=np.uint64), nothing)
-    frame, queries, qidx, row, keys = _grouped_by_query(frame)
+    frame, queries, qidx, row, keys = _grouped_by_query(frame, runs)
     if not unique_pairs:
         _check_duplicates(frame, qidx, keys, row, file, lines)
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])  # groups are contiguous, in qidx order
@@ -277,14 +278,15 @@ def order_grouped(grouped: GroupedRows, order: str = "score") -> OrderedRows:
     return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
 
 
-def _grouped_by_query(frame: pl.DataFrame
+def _grouped_by_query(frame: pl.DataFrame, runs: pl.DataFrame | None = None
                       ) -> tuple[pl.DataFrame, pl.Series, np.ndarray, np.ndarray | None, np.ndarray]:
     """(frame, queries, qidx, row, keys): the rows grouped by query in first-appearance order, file order inside.
 
     ``row`` maps the grouped rows to input rows (None: not moved, the usual
-    case); ``keys`` are their pair keys.
+    case); ``keys`` are their pair keys; ``runs``: the query column's ``rle`` if already made.
     """
-    runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
+    if runs is None:
+        runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
     block_q, block_len = runs.get_column("value"), runs.get_column("len").to_numpy()
     block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
     if block_q.n_unique() == block_q.len():

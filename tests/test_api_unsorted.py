@@ -174,6 +174,8 @@ def test_only_ties_and_truncated_bits():
     (pd.DataFrame({"query_id": [1.0], "doc_id": ["a"], "score": [1.0]}), "E_USAGE"),  # a float ID is not text
     (pl.DataFrame({"query_id": ["q"], "doc_id": [2.0], "score": [1.0]}), "E_USAGE"),
     (pd.DataFrame({"query_id": ["q"], "doc_id": ["a\u200b"], "score": [1.0]}), "E_ID_INVISIBLE"),
+    (pd.DataFrame({"query_id": ["q", "q\u200d", "q"], "doc_id": ["a", "a", "b"], "score": [1.0, 2.0, 3.0]}),
+     "E_ID_INVISIBLE"),  # tested on the query column's runs: the second run holds it
     ({"q\u2066": {"a": 1.0}}, "E_ID_INVISIBLE"),
     ({"q": {"a\ufeff": 1.0}}, "E_ID_INVISIBLE"),
 ])

@@ -73,7 +73,7 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
             ranks[precision, tie_break], found = judged_ranks(grouped, lengths, key, doc, rows, tie_break, score)
             tied = found if tied is None else tied
         rank = ranks[precision, tie_break]
-        by_rank = np.argsort(grouped.starts[grouped.qidx[rows]] + rank)  # each query's rows by rank, as sorted
+        by_rank = _by_position(grouped.starts[grouped.qidx[rows]] + rank - 1, frame.height)  # as the sorted run
         builders[ordering].add_judged(counts, query_u[grouped.qidx[rows]][by_rank], rank[by_rank], grade[by_rank])
     summary = RunSummary()
     summary.add_records(queries, list(queries), {}, "score",
@@ -129,6 +129,13 @@ def _ascending_bits(key: np.ndarray) -> np.ndarray:
     flip |= _SIGN
     bits ^= flip
     return bits.view(np.uint64)
+
+
+def _by_position(position: np.ndarray, n: int) -> np.ndarray:
+    """The order of distinct positions in [0, n) (a query's rows by rank in the sorted run): counted, not sorted."""
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[position] = np.arange(len(position))
+    return slot[slot >= 0]
 
 
 def _search(ordered: np.ndarray, values: np.ndarray) -> np.ndarray:

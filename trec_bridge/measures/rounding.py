@@ -62,7 +62,7 @@ def _pairwise(terms: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.
     length, values = lengths.copy(), terms.copy()
     errors = np.zeros(len(starts), dtype=np.float64)
     while len(values) > len(starts):
-        even = pos % 2 == 0
+        even = (pos & 1) == 0
         left = np.flatnonzero(even & (pos + 1 < length[segment]))
         a, b = values[left], values[left + 1]
         total = a + b
