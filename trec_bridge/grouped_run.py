@@ -32,7 +32,7 @@ import polars as pl
 
 from . import memory_guard
 from .model import QueryOrders
-from .ordering import as_float32
+from .ordering import as_float32, search_in_order
 from .policy import Ordering
 from .scorer import Judgments, Prepared, RunSummary
 from .validate import RunChecks
@@ -107,7 +107,7 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
     ordered = np.sort(packed)
     ends = grouped.starts + lengths
     at = packed[rows]
-    above = ends[grouped.qidx[rows]] - _search(ordered, at)  # the rows with a greater packed key
+    above = ends[grouped.qidx[rows]] - search_in_order(ordered, at, "right")  # the rows with a greater packed key
     equal = np.flatnonzero(ordered[1:] == ordered[:-1])
     if len(equal) == 0:  # no two rows of a query share a packed key: no tie, every rank read off the sort
         return above + 1, np.zeros(len(lengths), dtype=np.int64)
@@ -138,13 +138,6 @@ def _by_position(position: np.ndarray, n: int) -> np.ndarray:
     return slot[slot >= 0]
 
 
-def _search(ordered: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(ordered, values, side="right")``, the values searched in ascending order (a binary search
-    that walks the array forwards instead of jumping across it for each value)."""
-    order = np.argsort(values)
-    found = np.empty(len(values), dtype=np.int64)
-    found[order] = np.searchsorted(ordered, values[order], side="right")
-    return found
 
 
 def _exact_order(query: np.ndarray, packed: np.ndarray, key: np.ndarray, score: np.ndarray, doc: pl.Series,

@@ -22,7 +22,8 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries, sort_key
+from .ordering import (QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries,
+                       search_in_order, sort_key)
 from .policy import Ordering
 
 
@@ -279,7 +280,7 @@ class JudgedPairs:
         candidates = np.flatnonzero(self.bitmap[keys >> self.shift])
         if not self.unique:
             return self._joined(query_of(candidates), doc, candidates)
-        pos = np.minimum(np.searchsorted(self.sorted, keys[candidates]), len(self.sorted) - 1)
+        pos = np.minimum(search_in_order(self.sorted, keys[candidates]), len(self.sorted) - 1)
         judged = self.sorted[pos] == keys[candidates]
         candidates, at = candidates[judged], self.order[pos[judged]]
         same = self.qidx[at] == query_of(candidates)
