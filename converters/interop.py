@@ -25,7 +25,7 @@ from trec_bridge.messages import quote
 
 from . import invisible
 from .trec_qrels import check_qrels_duplicates
-from .trec_run import GroupedRows, group_rows, order_grouped, trec_score_values
+from .trec_run import GroupedRows, check_repeated_documents, group_rows, order_grouped, trec_score_values
 
 
 # --------------------------------------------------------------------------- validation
@@ -132,9 +132,11 @@ def grouped_from_columns(query_ids: list, doc_ids: list, scores: list, *, unique
 
 
 def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, doc_ids: list | pl.Series,
-                        scores: list) -> GroupedRows:
-    """``grouped_from_columns`` for a dict of dicts, where each query's documents come together and cannot repeat
-    (a dict has no key twice): the groups are the keys with documents (``lengths``: each key's), no search.
+                        scores: list, *, unique_pairs: bool = True) -> GroupedRows | None:
+    """``grouped_from_columns`` for rows whose query column is known as blocks, each block ``lengths[i]`` rows of
+    one query: a dict of dicts (its keys; ``unique_pairs``: no document can repeat, a dict has no key twice) or a
+    text column's runs of one object (``python_objects``).  Neighbouring blocks of one query are merged; None when
+    a query's rows are not all together (the caller then groups the whole column).
 
     The same rows, in the same groups, as ``grouped_from_columns`` of the repeated query column gives.
     """
@@ -144,10 +146,18 @@ def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, do
             [q for q, kept in zip(block_queries, ranked.tolist()) if kept]
         lengths = lengths[ranked]
     queries = _ids(block_queries, "query IDs")
+    if queries.len() > 1:
+        first = np.r_[True, (queries[1:] != queries[:-1]).to_numpy()]  # a block of another query than the last
+        if not first.all():
+            lengths, queries = np.add.reduceat(lengths, np.flatnonzero(first)), queries.filter(pl.Series(first))
+        if queries.n_unique() != queries.len():
+            return None
     qidx = np.repeat(np.arange(len(lengths)), lengths)
     query_ids, doc = queries.gather(qidx), _ids(doc_ids, "document IDs")
     frame = pl.DataFrame({"query_id": query_ids, "doc_id": doc, "score": _scores(scores, query_ids, doc_ids)})
     keys = pair_keys_of_blocks(queries, lengths, doc) if len(lengths) else np.zeros(0, dtype=np.uint64)
+    if not unique_pairs and len(keys):
+        check_repeated_documents(frame, qidx, keys, None, None, None)
     return GroupedRows(frame, queries.alias("query_id"), qidx, None, keys, np.cumsum(lengths) - lengths)
 
 

@@ -14,6 +14,7 @@ side and "007" on the other (``IntIds.check_against``).
 """
 from __future__ import annotations
 
+import ctypes
 import numbers
 import re
 from collections.abc import Iterable, Mapping
@@ -193,5 +194,40 @@ def grouped_run_from_object(obj: Any) -> tuple[GroupedRows, IntIds]:
     nested = _nested(obj)
     if nested is not None:
         return grouped_from_blocks(*_nested_blocks(nested, ints)), ints
+    runs = _query_object_runs(obj)
+    if runs is not None:
+        d, s = _frame_columns(obj, ("query_id", "doc_id", "score"))[1:]
+        grouped = grouped_from_blocks(id_texts(runs[0], "query IDs", ints), runs[1], id_texts(d, "document IDs", ints),
+                                      s, unique_pairs=False)
+        if grouped is not None:
+            return grouped, ints
+        ints = IntIds()  # a query's rows apart: grouped from the whole column below (the same checks again)
     q, d, s, _ = columns_of(obj, "score", ints)
     return grouped_from_columns(q, d, s), ints
+
+
+def _query_object_runs(df: Any) -> tuple[list, np.ndarray] | None:
+    """A pandas DataFrame's query column as runs of the very same Python object, when it has far fewer runs than
+    rows: (each run's object, its length), or None.
+
+    A frame built from Python data (``pd.DataFrame([(qid, doc, score), ...])``) holds one string object per
+    query, repeated; its column of objects is a C array of their addresses, so the runs are found by comparing
+    addresses in numpy, and only one object per run is read (converted, tested) instead of every row's.  The
+    very same object is the very same value; neighbouring runs of equal values are merged afterwards
+    (``interop.grouped_from_blocks``).
+    """
+    if type(df).__module__.split(".")[0] != "pandas" or "query_id" not in list(df.columns):
+        return None
+    column = df["query_id"]
+    if column.dtype.kind != "O" and column.dtype.name not in ("str", "string"):
+        return None
+    values = column.to_numpy()
+    step = values.strides[0] // ctypes.sizeof(ctypes.c_size_t) if values.ndim == 1 else 0
+    if values.dtype.kind != "O" or len(values) < 64 or step < 1 or values.strides[0] % ctypes.sizeof(ctypes.c_size_t):
+        return None
+    span = (ctypes.c_size_t * ((len(values) - 1) * step + 1)).from_address(values.ctypes.data)
+    addresses = np.ctypeslib.as_array(span)[::step]  # a column of a frame's 2-D block of objects: strided
+    starts = np.flatnonzero(np.r_[True, addresses[1:] != addresses[:-1]])
+    if len(starts) * 8 > len(values):  # rows' own objects (as read from a file): nothing to save
+        return None
+    return values[starts].tolist(), np.diff(np.append(starts, len(values)))

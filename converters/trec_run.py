@@ -213,7 +213,7 @@ def group_rows(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarra
                            np.zeros(0, dtype=np.uint64), nothing)
     frame, queries, qidx, row, keys = _grouped_by_query(frame, runs)
     if not unique_pairs:
-        _check_duplicates(frame, qidx, keys, row, file, lines)
+        check_repeated_documents(frame, qidx, keys, row, file, lines)
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])  # groups are contiguous, in qidx order
     return GroupedRows(frame, queries, qidx, row, keys, starts)
 
@@ -305,8 +305,8 @@ def _grouped_by_query(frame: pl.DataFrame, runs: pl.DataFrame | None = None
     return frame, queries, qidx, row, keys
 
 
-def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
-                      file: str | None, lines: np.ndarray | None) -> None:
+def check_repeated_documents(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
+                             file: str | None, lines: np.ndarray | None) -> None:
     """Raise for the first document listed twice in a query.
 
     Screened on a sorted 64-bit hash of (query, document): equal neighbours

@@ -210,3 +210,50 @@ def test_every_pair_key_alike_changes_no_number(monkeypatch):
     monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))
     got = tb.score(qrels, run, "AP nDCG RR P@3")
     assert got.exact == want.exact and got.means == want.means and got.per_query.equals(want.per_query)
+
+
+def _copy(text: str) -> str:
+    """An equal string that is another object."""
+    return "".join(list(text))
+
+
+@pytest.mark.parametrize("shape", ["one object per query", "two objects per query", "a query in two places",
+                                   "integer and text objects"])
+def test_a_frame_of_shared_query_objects_scores_as_any_other(shape, monkeypatch):
+    """pandas frames built from Python data repeat one object per query; their runs are found by address
+    (python_objects._query_object_runs) and must give what the whole column gives: equal objects side by side
+    merged, a query whose rows are apart grouped as usual, integer IDs read as text."""
+    from converters.python_objects import _query_object_runs
+
+    rng = random.Random(shape)
+    qrels = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(0, 40, 3)} for i in range(6)}
+    names = {f"q{i}": f"q{i}" for i in range(6)}
+    copies = {q: _copy(q) for q in names}
+    rows = []
+    for i in range(6):
+        for j in range(40):
+            q = names[f"q{i}"] if shape != "two objects per query" or j < 20 else copies[f"q{i}"]
+            rows.append((q, f"d{j}", rng.choice([0.5, 1.0, rng.random()])))
+    if shape == "a query in two places":
+        rows += [(names["q0"], "d99", 0.75)]
+    if shape == "integer and text objects":
+        qrels[7] = {"d1": 1}
+        rows += [(7, f"d{j}", rng.random()) for j in range(40)]
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    runs = _query_object_runs(frame)
+    assert runs is not None and len(runs[0]) == 6 + (shape == "two objects per query") * 6 + \
+        (shape != "one object per query" and shape != "two objects per query")
+    apart = frame.assign(query_id=[_copy(q) if isinstance(q, str) else q for q in frame["query_id"]])
+    assert _query_object_runs(apart) is None  # every row its own object: the whole column is read
+    for policy in ("strict", "trec_eval"):
+        ev = tb.Evaluator(qrels, "AP nDCG@10 RR P@5", policy)
+        assert_same(*both(ev, frame), f"{shape} {policy}")
+        assert_same(outcome(lambda: ev.score(frame)), outcome(lambda: ev.score(apart)), f"{shape} {policy}")
+    if shape in ("one object per query", "two objects per query"):  # read from the runs, never the whole column
+        import converters.interop
+
+        monkeypatch.setattr(converters.interop, "grouped_from_columns", lambda *a, **k: pytest.fail("column read"))
+        assert grouped_run_from_object(frame)[0].queries.len() == 6
+    dup = pd.concat([frame.iloc[:4], frame.iloc[[3]], frame.iloc[4:]], ignore_index=True)  # still one run
+    assert _query_object_runs(dup) is not None
+    assert outcome(lambda: tb.score(qrels, dup, "P@5")) == "E_RUN_DUPLICATE_DOC"
