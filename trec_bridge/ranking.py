@@ -119,17 +119,24 @@ class RankingBuilder:
 
 class _IndexLookup:
     """Each query ID's row in an index (-1 when absent): a sorted 64-bit hash searched per part, confirmed
-    on the strings.  No Python dict of a million queries, no hash table rebuilt for every part."""
+    on the strings.  No Python dict of a million queries, no hash table rebuilt for every part; a dict only
+    for a few hundred (the usual Python API call: its lookups cost less than the vectorised calls)."""
+
+    SMALL = 2_000  # an index of at most this many queries is a dict: a few polars calls cost more than 2,000 lookups
 
     def __init__(self, index: pl.DataFrame):
         self.ids = index.get_column("query_id")
         self.qidx = index.get_column("qidx").to_numpy()
+        self.small = dict(zip(self.ids.to_list(), self.qidx.tolist())) if index.height <= self.SMALL else None
         hashes = self.ids.hash(seed=0).to_numpy()
         self.order = np.argsort(hashes, kind="stable")
         self.sorted = hashes[self.order]
         self.index = index
 
     def __call__(self, query_ids) -> np.ndarray:
+        if self.small is not None and len(query_ids) <= self.SMALL:
+            wanted = query_ids.to_list() if isinstance(query_ids, pl.Series) else query_ids
+            return np.fromiter((self.small.get(q, -1) for q in wanted), dtype=np.int64, count=len(wanted))
         wanted = query_ids if isinstance(query_ids, pl.Series) else pl.Series(query_ids, dtype=pl.String)
         out = np.full(len(wanted), -1, dtype=np.int64)
         if not len(self.sorted) or not len(wanted):
