@@ -55,7 +55,16 @@ def case(rng: random.Random, queries: int | None = None, depth: int | None = Non
     for i in rng.sample(range(n + 1), rng.randint(1, n + 1)):  # query n is run-only; some judged ones missing
         pool = DOCS + [f"u{j}" for j in range(depth or 0)]
         ranked = rng.sample(pool, rng.randint(0, min(len(pool), depth or 12)))
-        run[qid(i)] = {did(d): _score(rng) for d in ranked}
+        scored = [(did(d), _score(rng)) for d in ranked]
+        order = rng.random()
+        if order < 0.5:  # handed over sorted (by score, ties by document ID one way or the other): no sort needed
+            scored.sort(key=lambda x: (-x[1], str(x[0])), reverse=False)
+            if order < 0.3:
+                scored.sort(key=lambda x: -x[1])  # stable: ties keep document IDs ascending
+            else:
+                scored = sorted(scored, key=lambda x: str(x[0]).encode(), reverse=True)
+                scored.sort(key=lambda x: -x[1])  # ties by document ID descending (bytes): trec_eval's order
+        run[qid(i)] = dict(scored)
     return qrels, run
 
 

@@ -32,7 +32,7 @@ import polars as pl
 
 from . import memory_guard
 from .model import QueryOrders
-from .ordering import as_float32, search_in_order
+from .ordering import as_float32, rows_of_misordered_queries, search_in_order
 from .policy import Ordering
 from .scorer import Judgments, Prepared, RunSummary
 from .validate import RunChecks
@@ -63,7 +63,7 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
     counts[query_u[query_u >= 0]] = lengths[query_u >= 0]
     doc = frame.get_column("doc_id")
     rows, grade = some.judged_pairs.rows(grouped.keys, doc, lambda rows: query_u[grouped.qidx[rows]])
-    score = frame.get_column("score").to_numpy()
+    score, block = frame.get_column("score").to_numpy(), grouped.qidx[rows]  # each judged row's query (block)
     ranks: dict[tuple[str, str], np.ndarray] = {}
     tied = None
     for ordering in orderings:
@@ -73,8 +73,8 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
             ranks[precision, tie_break], found = judged_ranks(grouped, lengths, key, doc, rows, tie_break, score)
             tied = found if tied is None else tied
         rank = ranks[precision, tie_break]
-        by_rank = _by_position(grouped.starts[grouped.qidx[rows]] + rank - 1, frame.height)  # as the sorted run
-        builders[ordering].add_judged(counts, query_u[grouped.qidx[rows]][by_rank], rank[by_rank], grade[by_rank])
+        by_rank = _by_position(grouped.starts[block] + rank - 1, frame.height)  # as the sorted run has them
+        builders[ordering].add_judged(counts, query_u[block[by_rank]], rank[by_rank], grade[by_rank])
     summary = RunSummary()
     summary.add_records(queries, list(queries), {}, "score",
                         QueryOrders(queries, tied, np.zeros(len(queries), dtype=bool)))
@@ -98,8 +98,15 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
     ID (``tie_break``: doc_desc or doc_asc), and the rows per query whose ``score`` ties with another row's
     (the reader's ``QueryOrder.ties_broken``; ``key`` ties wherever ``score`` does).
 
-    Rows of each query are contiguous (``grouped.starts``), in any order.
+    Rows of each query are contiguous (``grouped.starts``), in any order; already in that order (a ranking
+    handed over sorted), each rank is the row's position, and nothing is sorted.
     """
+    if _in_order(grouped, lengths, key, doc, tie_break):
+        equal = np.flatnonzero((key[1:] == key[:-1]) & (grouped.qidx[1:] == grouped.qidx[:-1]))
+        among = np.unique(np.concatenate([equal, equal + 1]))  # rows tied with a neighbour: ``key`` ties
+        tied = _tied(grouped.qidx[among], score[among], len(lengths)) if len(among) else \
+            np.zeros(len(lengths), dtype=np.int64)
+        return rows - grouped.starts[grouped.qidx[rows]] + 1, tied
     bits = max(1, int(len(lengths) - 1).bit_length())  # for the query index, taken from the key's low end
     packed = _ascending_bits(key)
     packed >>= np.uint64(bits)
@@ -119,6 +126,15 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
     offset = np.zeros(len(packed), dtype=np.int64)
     offset[among] = before
     return above + offset[rows] + 1, tied
+
+
+def _in_order(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc: pl.Series, tie_break: str) -> bool:
+    """Whether every query's rows are in the order sought already (key descending, ties by document ID): a score
+    rises only where a query begins (one vectorised count settles a run given in any other order), and
+    ``ordering.rows_of_misordered_queries`` finds no query to sort."""
+    if np.count_nonzero(key[1:] > key[:-1]) >= len(lengths):
+        return False
+    return len(rows_of_misordered_queries(grouped.starts, key, doc, Ordering(tie_break=tie_break))) == 0
 
 
 def _ascending_bits(key: np.ndarray) -> np.ndarray:
@@ -144,14 +160,18 @@ def _exact_order(query: np.ndarray, packed: np.ndarray, key: np.ndarray, score: 
                  tie_break: str, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
     """For rows that share packed keys: how many rows of the same packed key come before each in the exact
     order (key descending, then document ID), and the rows per query whose score equals another's."""
-    rows = pl.DataFrame({"p": packed, "k": key + 0.0, "s": score + 0.0, "d": doc, "at": np.arange(len(packed)),
-                         "q": query})
+    rows = pl.DataFrame({"p": packed, "k": key + 0.0, "d": doc, "at": np.arange(len(packed))})
     by = rows.sort(["p", "k", "d"], descending=[False, True, tie_break == "doc_desc"], maintain_order=True)
     p = by.get_column("p").to_numpy()
     first = np.searchsorted(p, p, side="left")
     before = np.empty(len(p), dtype=np.int64)
     before[by.get_column("at").to_numpy()] = np.arange(len(p)) - first
-    groups = rows.group_by(["q", "s"]).len().filter(pl.col("len") > 1)
-    tied = np.bincount(groups.get_column("q").to_numpy(), weights=groups.get_column("len").to_numpy(),
+    return before, _tied(query, score, n_queries)
+
+
+def _tied(query: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
+    """Per query, the rows (of these, which include every row that ties) whose score equals another's (-0.0 as
+    0.0)."""
+    groups = pl.DataFrame({"q": query, "s": score + 0.0}).group_by(["q", "s"]).len().filter(pl.col("len") > 1)
+    return np.bincount(groups.get_column("q").to_numpy(), weights=groups.get_column("len").to_numpy(),
                        minlength=n_queries).astype(np.int64)
-    return before, tied
