@@ -226,7 +226,7 @@ class Values:
     # the geometric-mean summary is then exp of their mean (``geometric``)
     logged: bool = False
     _bounds: np.ndarray | None = field(default=None, repr=False)
-    _long: tuple | None = field(default=None, repr=False)
+    _long: dict = field(default_factory=dict, repr=False, compare=False)  # ``_long_sums``, by compensated
 
     @staticmethod
     def of_ratio(num: np.ndarray, den: np.ndarray) -> "Values":
@@ -256,13 +256,23 @@ class Values:
         at = slice(b[i], b[i + 1])
         return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
 
-    def _long_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once."""
-        if self._long is None:
+    def _long_sums(self, compensated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once; the
+        compensated ones whenever they are made already (they are the tighter)."""
+        compensated = compensated or True in self._long
+        if compensated not in self._long:
             b = self._query_bounds()
             queries = np.flatnonzero(np.diff(b) > 0)
-            self._long = (queries, *long_sums(self.terms.num, self.terms.den, b[queries]))
-        return self._long
+            self._long[compensated] = (queries, *long_sums(self.terms.num, self.terms.den, b[queries], compensated))
+        return self._long[compensated]
+
+    def _compensated_sums_of(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``rounding.long_sums`` compensated, of these queries' terms only (those a plain sum left unsettled)."""
+        b = self._query_bounds()
+        lengths = b[queries + 1] - b[queries]
+        starts = np.cumsum(lengths) - lengths
+        rows = np.repeat(b[queries] - starts, lengths) + np.arange(int(lengths.sum()))
+        return long_sums(self.terms.num[rows], self.terms.den[rows], starts)
 
     @staticmethod
     def of_counts(n: np.ndarray) -> "Values":
@@ -289,8 +299,13 @@ class Values:
         several = counts[queries] > 1
         nearest, ok = settled(sums[several], bounds[several])
         out[queries[several][ok]] = nearest[ok]
+        left = queries[several][~ok]
+        if len(left) and True not in self._long:  # added one after the other: one in ten left; pairwise, then
+            nearest, ok = settled(*self._compensated_sums_of(left))
+            out[left[ok]] = nearest[ok]
+            left = left[~ok]
         b = self._query_bounds()
-        for i in queries[several][~ok].tolist():  # about one sum in 200: in 256-bit fixed point, else exactly
+        for i in left.tolist():  # about one sum in 200: in 256-bit fixed point, else exactly
             nums, dens = t.num[b[i]:b[i + 1]].tolist(), t.den[b[i]:b[i + 1]].tolist()
             value = fixed_point_sum(nums, dens)
             if value is None:
@@ -301,11 +316,15 @@ class Values:
 
     def rounded_mean(self, counted: np.ndarray, divisor: int) -> float:
         """float(exact sum of the ``counted`` queries' values / ``divisor``), proved in long double where it
-        can be (``rounding.settled_ratio``), else from the exact total."""
-        queries, sums, bounds = self._long_sums()
-        keep = counted[queries]
-        value = settled_ratio(sums[keep], bounds[keep], divisor)
-        return value if value is not None else float(self.terms.total(counted) / divisor)
+        can be (``rounding.settled_ratio``: from plain sums, else from compensated ones), else from the exact
+        total."""
+        for compensated in (False, True):
+            queries, sums, bounds = self._long_sums(compensated)
+            keep = counted[queries]
+            value = settled_ratio(sums[keep], bounds[keep], divisor)
+            if value is not None:
+                return value
+        return float(self.terms.total(counted) / divisor)
 
 
 def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
