@@ -147,7 +147,7 @@ def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, do
         lengths = lengths[ranked]
     queries = _ids(block_queries, "query IDs")
     if queries.len() > 1:
-        first = np.r_[True, (queries[1:] != queries[:-1]).to_numpy()]  # a block of another query than the last
+        first = np.concatenate([[True], (queries[1:] != queries[:-1]).to_numpy()])  # another query than the last
         if not first.all():
             lengths, queries = np.add.reduceat(lengths, np.flatnonzero(first)), queries.filter(pl.Series(first))
         if queries.n_unique() != queries.len():

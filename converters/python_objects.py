@@ -227,7 +227,7 @@ def _query_object_runs(df: Any) -> tuple[list, np.ndarray] | None:
         return None
     span = (ctypes.c_size_t * ((len(values) - 1) * step + 1)).from_address(values.ctypes.data)
     addresses = np.ctypeslib.as_array(span)[::step]  # a column of a frame's 2-D block of objects: strided
-    starts = np.flatnonzero(np.r_[True, addresses[1:] != addresses[:-1]])
+    starts = np.concatenate([[0], np.flatnonzero(addresses[1:] != addresses[:-1]) + 1])
     if len(starts) * 8 > len(values):  # rows' own objects (as read from a file): nothing to save
         return None
     return values[starts].tolist(), np.diff(np.append(starts, len(values)))

@@ -157,7 +157,9 @@ def _dyadic_sum(values: np.ndarray) -> Fraction:
     whole = np.ldexp(mantissa, 53).astype(np.int64)  # exact: a double's 53 bits
     order = np.argsort(exponent, kind="stable")
     exponent, whole = exponent[order], whole[order]
-    cut = np.r_[True, exponent[1:] != exponent[:-1]]
+    cut = np.empty(len(exponent), dtype=bool)
+    cut[0] = True
+    np.not_equal(exponent[1:], exponent[:-1], out=cut[1:])
     cut[::_CHUNK] = True
     starts = np.flatnonzero(cut)
     sums, exps = np.add.reduceat(whole, starts).tolist(), exponent[starts].tolist()
