@@ -65,9 +65,12 @@ README_END = "<!-- bench:results:end -->"
 
 STRICT_MEASURES = "nDCG@10 RR@10 R@100 R@1000 P@10 AP"
 TE_POLICY_MEASURES = "nDCG@10 RR R@100 R@1000 P@10 AP"  # RR: trec_eval's recip_rank has no cutoff
-# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval)
-IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1)"
-IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)"}  # our printed name -> ir_measures' printed name
+# issue 18 §4: ir_measures' families beyond trec_eval, against ir_measures' own time for them (gdeval, cwl_eval,
+# pyndeval), on the workload's qrels with a subtopic in the second column (``subtopic_twin``)
+IRM_MEASURES = "ERR@20 RBP(p=0.8,rel=1) alpha_nDCG@20"
+IRM_NAMES = {"ERR@20": "ERR@20", "RBP(rel=1)": "RBP(rel=1)",
+             "alpha_nDCG@20": "alpha_nDCG@20"}  # our printed name -> ir_measures' printed name
+SUBTOPICS = 4  # subtopic IDs 1..4, shared across queries as in TREC's diversity qrels
 TE_ARGS = ["-m", "map", "-m", "P.10", "-m", "recall.100,1000", "-m", "ndcg_cut.10", "-m", "recip_rank"]
 TE_NAMES = {"map": "AP", "P_10": "P@10", "recall_100": "R@100", "recall_1000": "R@1000",
             "ndcg_cut_10": "nDCG@10", "recip_rank": "RR"}
@@ -426,6 +429,12 @@ TOOLS = [
     Tool("score-jsonl", "trec-bridge score on the run as JSON Lines (strict)",
          lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(json_twin(c, r, ".jsonl")), STRICT_MEASURES],
          (0, 2), parse_score_table, default=False),
+    Tool("score-parquet", "trec-bridge score on the run as one Parquet file (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(parquet_twin(c, r)), STRICT_MEASURES], (0, 2),
+         parse_score_table, versus="score", default=False),
+    Tool("score-parquet-parts", "trec-bridge score on the run as a folder of 16 Parquet partitions (strict)",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(parquet_twin(c, r, parts=16)), STRICT_MEASURES],
+         (0, 2), parse_score_table, versus="score", default=False),
     Tool("convert-json", "trec-bridge convert run TREC -> JSON",
          lambda c, q, r, o: [*c.trec_bridge, "convert", "run", str(r), str(o / "converted.json"), "--dataset-id",
                              "bench"], (0,), parse_nothing, default=False),
@@ -445,11 +454,12 @@ TOOLS = [
     Tool("ranx", "ranx (numba cache as found)",
          lambda c, q, r, o: [c.python, str(BENCH_DIR / "tool_ranx.py"), str(q), str(r)], (0,),
          parse_json_means(RANX_NAMES)),
-    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures",
-         lambda c, q, r, o: [*c.trec_bridge, "score", str(q), str(r), IRM_MEASURES, "--policy", "ir_measures"],
+    Tool("score-irm", f"trec-bridge score {IRM_MEASURES} --policy ir_measures --subtopics",
+         lambda c, q, r, o: [*c.trec_bridge, "score", str(subtopic_twin(q)), str(r), IRM_MEASURES, "--policy",
+                             "ir_measures", "--subtopics"],
          (0, 2), parse_score_table, versus="ir_measures-irm", default=False),
-    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval)",
-         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(q), str(r), IRM_MEASURES], (0,),
+    Tool("ir_measures-irm", f"ir_measures CLI {IRM_MEASURES} (gdeval, cwl_eval, pyndeval)",
+         lambda c, q, r, o: [c.python, "-m", "ir_measures", str(subtopic_twin(q)), str(r), IRM_MEASURES], (0,),
          parse_ir_measures, default=False),
 ]
 # Issue 17 §4: the drop-in `trec-bridge trec_eval` beside the binary with the same arguments, in the same iteration;
@@ -482,6 +492,25 @@ for _kind in DROPIN_SETS:
 TOOL_BY_KEY = {t.key: t for t in TOOLS}
 
 
+def subtopic_twin(qrels: Path) -> Path:
+    """The qrels as a diversity qrels beside the file, made once (not timed): every line kept with its grade, its
+    second column a subtopic 1..SUBTOPICS chosen by the document ID's CRC-32, so each document has one judgment
+    (ERR and RBP read the file's own grades) and the subtopic IDs are shared across queries."""
+    import zlib
+
+    twin = qrels.with_name(qrels.name + ".subtopics")
+    if not twin.exists():
+        log(f"making {twin.name} (once, not timed)")
+        lines = []
+        for line in qrels.read_text().splitlines():
+            q, _, d, g = line.split()
+            lines.append(f"{q} {1 + zlib.crc32(d.encode()) % SUBTOPICS} {d} {g}\n")
+        tmp = twin.with_name(twin.name + ".tmp")
+        tmp.write_text("".join(lines))
+        tmp.replace(twin)
+    return twin
+
+
 def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:
     """The run as JSON (or JSON Lines) beside the TREC file, made once by trec-bridge convert (not timed)."""
     twin = run.with_name(run.name + suffix)
@@ -490,6 +519,29 @@ def json_twin(ctx: "Ctx", run: Path, suffix: str) -> Path:
         subprocess.run([*ctx.trec_bridge, "convert", "run", str(run), str(twin), "--dataset-id", "bench"], check=True,
                        stdout=subprocess.DEVNULL)
     return twin
+
+
+def parquet_twin(ctx: "Ctx", run: Path, parts: int = 0) -> Path:
+    """The run as Parquet beside the TREC file (one file by trec-bridge convert; ``parts``: that file's rows in
+    so many partition files, each query whole in one), made once (not timed)."""
+    one = run.with_name(run.name + ".parquet")
+    if not one.exists():
+        log(f"making {one.name} (once, not timed)")
+        subprocess.run([*ctx.trec_bridge, "convert", "run", str(run), str(one)], check=True, stdout=subprocess.DEVNULL)
+    if not parts:
+        return one
+    folder = run.with_name(f"{run.name}.{parts}parts.parquet")
+    if not folder.exists():
+        import polars as pl
+
+        log(f"making {folder.name} (once, not timed)")
+        frame = pl.read_parquet(one)
+        ids = frame.get_column("query_id").unique(maintain_order=True).to_list()
+        folder.mkdir()
+        for n in range(parts):
+            chosen = ids[n * len(ids) // parts:(n + 1) * len(ids) // parts]
+            frame.filter(pl.col("query_id").is_in(chosen)).write_parquet(folder / f"part-{n:03d}.parquet")
+    return folder
 
 
 @dataclasses.dataclass
@@ -595,7 +647,7 @@ def agreement(tool: str, values: dict[str, Sample], facts: dict, rc: int) -> tup
         return "not checked (own tie rule)", []
     if tool.startswith("convert-"):
         return "not checked (writes a file; tests/test_json_fast.py holds the bytes)", []
-    if tool in ("score-json", "score-jsonl") and "score" in values:
+    if tool in ("score-json", "score-jsonl", "score-parquet", "score-parquet-parts") and "score" in values:
         checked, bad = compare(values[tool], values["score"], list(values["score"]), "score on the TREC run")
         return _cell(checked, bad, "score on the TREC run"), bad
     if tool == "ir_measures-irm":
@@ -676,6 +728,8 @@ TARGETS = {
     ("W1", "crosscheck"): Target(sum_ratio=1.3),
     ("W1", "score-json"): Target(ratio=0.30, rss_gib=1.0),
     ("W1", "score-jsonl"): Target(ratio=0.25, rss_gib=1.0),
+    ("W1", "score-parquet"): Target(ratio=0.5, rss_gib=1.0),  # issue 21 §3: vs score on the TREC text, same iteration
+    ("W1", "score-parquet-parts"): Target(ratio=0.5, rss_gib=1.0),
     ("W1", "convert-json"): Target(ratio=0.30, rss_gib=1.0),
     ("W1", "convert-trec"): Target(ratio=0.30, rss_gib=1.0),
     ("W3", "score-jsonl"): Target(rss_gib=1.0),

@@ -64,32 +64,47 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--skip-score", action="store_true", help="leave out the N `score` processes (slow)")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     qrels, runs = make_runs(args.work, args.runs)
     tb = [sys.executable, "-m", "trec_bridge.cli.main"]
-    many = tb + ["score-many", str(qrels), *map(str, runs), "-m", MEASURES, "--json-dir", str(args.work / "reports")]
+    many = tb + ["score-many", str(qrels), *map(str, runs), "-m", MEASURES]
     many += ["--jobs", str(args.jobs)] if args.jobs else []
     arms = {"trec_eval x N": [["trec_eval", *TREC_EVAL, str(qrels), str(r)] for r in runs],
             "score x N": [tb + ["score", str(qrels), str(r), MEASURES] for r in runs],
-            "score-many": [many]}
+            "score-many (table)": [many],
+            "score-many --json-dir": [many + ["--json-dir", str(args.work / "reports")]]}
+    if args.skip_score:
+        del arms["score x N"]
+    load = [os.getloadavg()[0]]
     times: dict[str, list[float]] = {k: [] for k in arms}
     for _ in range(args.repeats):
         for name, argvs in arms.items():
             times[name].append(timed(argvs))
+    load.append(os.getloadavg()[0])
     for r in runs:  # score-many's reports against score alone
         alone = args.work / "alone.json"
         subprocess.run(tb + ["score", str(qrels), str(r), MEASURES, "--json", str(alone)], check=True,
                        stdout=subprocess.DEVNULL)
         mine = json.loads((args.work / "reports" / f"{r.name}.json").read_text())["means"]
         assert mine == json.loads(alone.read_text())["means"], r
-    te = statistics.median(times["trec_eval x N"])
-    print(f"| W-many ({args.runs} W2 runs, {os.cpu_count()} cores) | tool | median wall s | ratio vs trec_eval x N |")
-    print("|---|---|---:|---:|")
-    for name, ts in times.items():
-        print(f"| | {name} | {statistics.median(ts):.2f} | {statistics.median(ts) / te:.2f} |")
+    _table(args.runs, times, load)
     print(f"score-many's means equal each run's own score report: yes ({args.runs}/{args.runs})")
     return 0
+
+
+def _table(n: int, times: dict[str, list[float]], load: list[float]) -> None:
+    """Each arm's median, and its ratios to the trec_eval and score arms of the same iterations (median)."""
+    def paired(ts, ref):
+        return f"{statistics.median(t / r for t, r in zip(ts, times[ref])):.3f}" if ref in times else ""
+
+    print(f"| W-many ({n} W2 runs, {os.cpu_count()} cores) | median wall s | ratio vs trec_eval x N | "
+          "ratio vs score x N |")
+    print("|---|---:|---:|---:|")
+    for name, ts in times.items():
+        print(f"| {name} | {statistics.median(ts):.2f} | {paired(ts, 'trec_eval x N')} | {paired(ts, 'score x N')} |")
+    print(f"load average (1 min) before / after: {load[0]:.1f} / {load[1]:.1f}")
 
 
 if __name__ == "__main__":

@@ -7,52 +7,131 @@ DataFrame given to the Python API (``python_objects``): integer IDs become
 their decimal text, and every strict check applies unchanged (a document
 twice in a query, a NaN score, a non-integer grade, a duplicate judgment).
 The file kind is told by its name (``detect.columnar_kind``), never sniffed.
+A folder's partition files are read one at a time (``read_columnar_run_parts``:
+``score`` holds one file's rows at once), and an fsspec URL (``memory://``,
+``s3://``, ...) is read like a path where fsspec is installed (urls.py).
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
-from trec_bridge.model import Qrels, Run
+from trec_bridge.model import QueryNotContiguous, Qrels, Run
+from trec_bridge.urls import filesystem, is_url
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
 QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
 
 
-def _frame(path: str | Path, kind: str, columns: tuple[str, ...]) -> pl.DataFrame:
-    """The file's (or the partition folder's) rows; E_COLUMNAR when unreadable or without ``columns``."""
+@dataclass(frozen=True)
+class Partition:
+    """One file of a Parquet run folder: its path (or URL) and the ``key=value`` folders above it, whose values
+    become columns (hive partitioning: ``query_id=007/part.parquet`` holds query "007", read as text)."""
+
+    path: str
+    hive: tuple[tuple[str, str], ...] = ()
+
+
+def partition_files(path: str | Path, kind: str = "parquet") -> list[Partition] | None:
+    """A Parquet folder's partition files in name order, each read on its own (``read_partition``); None when
+    ``path`` is one file.  Files are ``*.parquet`` in the folder or in its hive folders (``key=value``), searched
+    no deeper; hidden ones (``.x``, ``_SUCCESS``, ``_metadata``) are not partitions."""
     name = os.fspath(path)
-    if not os.path.exists(name):
-        raise InvalidInput("E_FILE_NOT_FOUND", "no such file or folder", file=name)
+    fs, root = _filesystem(name)
+    if kind != "parquet" or not fs.isdir(root):
+        if not fs.exists(root):
+            raise InvalidInput("E_FILE_NOT_FOUND", "no such file or folder", file=name)
+        return None
+    found: list[Partition] = []
+    _walk(fs, root.rstrip("/"), (), found, name)
+    if not found:
+        raise InvalidInput("E_COLUMNAR", "the folder holds no .parquet partition file", file=name)
+    return sorted(found, key=lambda p: p.path)
+
+
+def _walk(fs, folder: str, hive: tuple, found: list, shown: str) -> None:
+    for entry in sorted(fs.ls(folder, detail=True), key=lambda e: e["name"]):
+        base = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        if base.startswith((".", "_")):
+            continue
+        if entry["type"] == "directory" and "=" in base:
+            key, _, value = base.partition("=")
+            _walk(fs, entry["name"].rstrip("/"), hive + ((key, unquote(value)),), found, shown)
+        elif entry["type"] != "directory" and base.lower().endswith(".parquet"):
+            found.append(Partition(_shown_path(shown, folder, entry["name"]), hive))
+
+
+def _shown_path(given: str, root: str, path: str) -> str:
+    """A partition as the user would name it: under the URL they gave (with its scheme), else the local path."""
+    if not is_url(given):
+        return path
+    scheme = given.partition("://")[0]
+    return f"{scheme}://{path.lstrip('/')}" if scheme == "memory" else f"{scheme}://{path}"
+
+
+def _filesystem(name: str):
+    """(filesystem, path): fsspec's for a URL, a local one otherwise (fsspec not needed for local files)."""
+    if is_url(name):
+        return filesystem(name)
+    return _Local(), name
+
+
+class _Local:
+    """The few filesystem questions ``partition_files`` asks, answered by os for a local path."""
+
+    def isdir(self, p: str) -> bool:
+        return os.path.isdir(p)
+
+    def exists(self, p: str) -> bool:
+        return os.path.exists(p)
+
+    def ls(self, folder: str, detail: bool = True) -> list[dict]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=folder) from None
+        return [{"name": e.path, "type": "directory" if e.is_dir() else "file"} for e in entries]
+
+
+def _frame(path: str | Path, kind: str, columns: tuple[str, ...]) -> pl.DataFrame:
+    """The file's (or the partition folder's, its files in name order) rows; E_COLUMNAR when unreadable or
+    without ``columns``."""
+    name = os.fspath(path)
+    parts = partition_files(name, kind)
+    frame = _read(Partition(name), kind, name) if parts is None else \
+        pl.concat([_read(p, kind, name) for p in parts], how="diagonal_relaxed")
+    return _with_columns(frame, columns, name)
+
+
+def _read(part: Partition, kind: str, shown: str) -> pl.DataFrame:
+    """One file's rows with its hive values as text columns (a column the file holds itself wins)."""
+    what = "Arrow IPC" if kind == "ipc" else "Parquet"
     try:
-        if kind == "ipc":
-            lazy = pl.scan_ipc(name)
+        if is_url(part.path):
+            fs, inner = filesystem(part.path)
+            with fs.open(inner, "rb") as fh:
+                frame = pl.read_ipc(fh) if kind == "ipc" else pl.read_parquet(fh)
         else:
-            lazy = pl.scan_parquet(name, hive_partitioning=True, hive_schema=_hive_keys(Path(name)),
-                                   try_parse_hive_dates=False) if os.path.isdir(name) else pl.scan_parquet(name)
-        frame = lazy.collect()
+            frame = (pl.scan_ipc(part.path) if kind == "ipc" else pl.scan_parquet(part.path)).collect()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InvalidInput("E_COLUMNAR", f"cannot read this {'Arrow IPC' if kind == 'ipc' else 'Parquet'} "
-                           f"input: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                           file=name) from None
+        raise InvalidInput("E_COLUMNAR", f"cannot read this {what} input: "
+                           f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=shown) from None
+    extra = [pl.lit(v, pl.String).alias(k) for k, v in part.hive if k not in frame.columns]
+    return frame.with_columns(extra) if extra else frame
+
+
+def _with_columns(frame: pl.DataFrame, columns: tuple[str, ...], name: str) -> pl.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InvalidInput("E_COLUMNAR", f"lacks column(s) {', '.join(missing)} (ir_measures' names: "
                            f"{', '.join(columns)})", file=name)
     return frame
-
-
-def _hive_keys(folder: Path) -> dict:
-    """Every hive partition key (``query_id=007`` folders) read as text: a partition value is an ID as written,
-    never a number polars would infer (007 -> 7)."""
-    keys = {}
-    for p in folder.rglob("*=*"):
-        if p.is_dir():
-            keys[p.name.partition("=")[0]] = pl.String
-    return keys or None
 
 
 def _located(exc: TrecBridgeError, path) -> TrecBridgeError:
@@ -64,9 +143,35 @@ def _located(exc: TrecBridgeError, path) -> TrecBridgeError:
 
 def read_columnar_run(path: str | Path, kind: str) -> Run:
     """A run ordered by score, ties by document ID descending (trec_eval's order, as the TREC reader by score)."""
+    return _run_of(_frame(path, kind, RUN_COLUMNS), os.fspath(path))
+
+
+def read_partition(folder: str | Path, part: Partition) -> Run:
+    """One partition file of a run folder as a run on its own (its row errors name the file); ``source`` is the
+    folder, the run's name in the run checks' messages."""
+    frame = _with_columns(_read(part, "parquet", part.path), RUN_COLUMNS, part.path)
+    run = _run_of(frame, part.path)
+    run.source = os.fspath(folder)
+    return run
+
+
+def read_columnar_run_parts(path: str | Path) -> Iterator[Run]:
+    """A Parquet run folder one partition file at a time, in name order (bounded memory: one file's rows are
+    held); ``QueryNotContiguous`` when a query is in two files (the caller reads the folder whole)."""
+    seen: set[str] = set()
+    for part in partition_files(path, "parquet"):
+        run = read_partition(path, part)
+        again = [q for q in run.queries if q in seen]
+        if again:
+            raise QueryNotContiguous(again[0])
+        seen.update(run.queries)
+        yield run
+        del run  # not held while the next file is read
+
+
+def _run_of(frame: pl.DataFrame, name: str) -> Run:
     from .python_objects import run_from_object
 
-    frame = _frame(path, kind, RUN_COLUMNS)
     run_id = None
     if "run_id" in frame.columns:
         names = frame.get_column("run_id").unique().to_list()
@@ -74,18 +179,19 @@ def read_columnar_run(path: str | Path, kind: str) -> Run:
     try:
         run = run_from_object(frame.select(RUN_COLUMNS), run_id=run_id)[0]
     except TrecBridgeError as exc:
-        raise _located(exc, path) from None
-    run.source = os.fspath(path)
+        raise _located(exc, name) from None
+    run.source = name
     return run
 
 
-def read_columnar_qrels(path: str | Path, kind: str) -> Qrels:
+def read_columnar_qrels(path: str | Path, kind: str, subtopics: bool = False) -> Qrels:
+    """Qrels with ir_measures' columns; ``subtopics``: a diversity qrels, whose ``iteration`` column is the subtopic."""
     from .python_objects import qrels_from_object
 
-    frame = _frame(path, kind, QRELS_COLUMNS)
+    frame = _frame(path, kind, QRELS_COLUMNS + (("iteration",) if subtopics else ()))
     columns = QRELS_COLUMNS + (("iteration",) if "iteration" in frame.columns else ())
     try:
-        return qrels_from_object(frame.select(columns))[0]
+        return qrels_from_object(frame.select(columns), subtopics=subtopics)[0]
     except TrecBridgeError as exc:
         raise _located(exc, path) from None
 

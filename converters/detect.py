@@ -17,7 +17,8 @@ import polars as pl
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import head_bytes, read_input_bytes
-from trec_bridge.model import Dataset, Qrels, Query, Run
+from trec_bridge.model import Dataset, Query, Run
+from trec_bridge.urls import is_url
 
 
 def is_json(path: str | Path) -> bool:
@@ -45,6 +46,13 @@ def columnar_kind(path: str | Path) -> str | None:
         return "parquet"
     if name.endswith(IPC_SUFFIXES):
         return "ipc"
+    if is_url(path):  # an fsspec URL names a Parquet folder or nothing we read (trec_bridge/urls.py)
+        from .columnar import partition_files
+
+        try:
+            return "parquet" if partition_files(str(path)) is not None else None
+        except InvalidInput:
+            return None
     if Path(path).is_dir() and _holds_parquet(Path(path)):
         return "parquet"
     return None
@@ -201,8 +209,10 @@ def load_run_any(path: str | Path, order: str = "score", chunks: bool = False) -
     return read_trec_run(path, order=order)
 
 
-def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, threshold: int | None = None) -> Dataset:
-    """A JSON dataset, or TREC (or Parquet / Arrow) qrels whose query set is the qrels' queries or a query-ID file."""
+def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, threshold: int | None = None,
+                     subtopics: bool = False) -> Dataset:
+    """A JSON dataset, or TREC (or Parquet / Arrow) qrels whose query set is the qrels' queries or a query-ID file;
+    ``subtopics``: the qrels are a diversity qrels (their second column, or ``iteration``, is the subtopic)."""
     kind = columnar_kind(path)
     if kind is None and is_json(path):
         from . import strict_json as sj
@@ -214,22 +224,25 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
         if layout.lists_queries and queries_file is not None:
             raise InvalidInput("E_USAGE", "--queries applies to TREC qrels; a JSON dataset lists its own queries",
                                file=str(queries_file))
+        if subtopics and not dataset.qrels.subtopics:
+            raise InvalidInput("E_USAGE", "--subtopics declares TREC (or Parquet / Arrow) qrels a diversity qrels; "
+                               "a JSON dataset declares its own (subtopic_judgments), and this one has none", file=file)
         return dataset
     from .trec_qrels import read_trec_qrels
 
     if kind is not None:
         from .columnar import read_columnar_qrels
 
-        qrels = read_columnar_qrels(path, kind)
+        qrels = read_columnar_qrels(path, kind, subtopics)
     else:
-        qrels = read_trec_qrels(path)
+        qrels = read_trec_qrels(path, subtopics=subtopics)
     if queries_file is None:
         ids, source, extra = qrels.query_ids(), "qrels", {}
     else:
         ids = read_query_ids(queries_file)
         judged = set(qrels.query_ids())
         outside = [q for q in qrels.query_ids() if q not in set(ids)]
-        qrels = Qrels(qrels.frame.filter(pl.col("query_id").is_in(ids)), qrels.source)
+        qrels = qrels.with_frame(qrels.frame.filter(pl.col("query_id").is_in(ids)))
         source = "query_file"
         extra = {"query_file": str(queries_file), "judged_queries_not_in_query_file": outside,
                  "listed_queries_without_judgments": [q for q in ids if q not in judged]}

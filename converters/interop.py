@@ -209,8 +209,10 @@ def run_to_dataframe(run: Run, *, exact_order: bool = True):
 
 # --------------------------------------------------------------------------- qrels
 
-def qrels_from_columns(query_ids: list, doc_ids: list, grades: list, iterations: list | None = None) -> Qrels:
-    """``Qrels`` from parallel lists (iteration "0" when not given), rows kept in order."""
+def qrels_from_columns(query_ids: list, doc_ids: list, grades: list, iterations: list | None = None, *,
+                       subtopics: bool = False) -> Qrels:
+    """``Qrels`` from parallel lists (iteration "0" when not given), rows kept in order; ``subtopics``: the
+    iterations are subtopics (a diversity qrels, converters/trec_qrels.py)."""
     n = len(query_ids)
     its = ["0"] * n if iterations is None else iterations
     frame = pl.DataFrame({
@@ -219,8 +221,8 @@ def qrels_from_columns(query_ids: list, doc_ids: list, grades: list, iterations:
         "doc_id": _ids(doc_ids, "document IDs"),
         "grade": _grades(grades, query_ids, doc_ids),
     }, schema=QRELS_SCHEMA)
-    check_qrels_duplicates(frame)
-    return Qrels(frame)
+    check_qrels_duplicates(frame, subtopics=subtopics)  # the rest of a diversity qrels' rules: dataset_checks
+    return Qrels(frame, subtopics=subtopics)
 
 
 def qrels_from_ir_measures(qrels: Iterable) -> Qrels:

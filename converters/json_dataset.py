@@ -28,11 +28,19 @@ DEFAULT_ITERATION = "0"
 LIGHT = {
     "/properties/judgments/additionalProperties": {"type": "object"},
     "/properties/trec_iterations/additionalProperties": {"type": "object"},
+    "/properties/subtopic_judgments/additionalProperties": {"type": "object"},
     "/properties/chunk_map": {"type": "object"},
     "/properties/corpus/properties/documents": {"type": ["array", "object"]},
     "/properties/unjudged_queries": {"type": "array"},
 }
-_LAYOUT = {"grades": 1, "corpus": 1, "queries": 1, "judgments": 1, "trec_iterations": 1, "chunk_map": 1, "metadata": 64}
+# jsonschema takes ~0.1 ms a query object and a judged query's key (a minute for 100k queries, 500k judgments):
+# these two are checked in bulk first (_bulk_valid), and validated by the schema only when the bulk check doubts
+# them, so every error keeps the schema's own message and order.
+QUICK = {**{k: v for k, v in LIGHT.items() if not k.startswith("/properties/judgments/")},
+         "/properties/queries": {"type": "array", "minItems": 1}, "/properties/judgments": {"type": "object"}}
+_COMPLETENESS = ("exhaustive", "pooled")
+_LAYOUT = {"grades": 1, "corpus": 1, "queries": 1, "judgments": 1, "subtopic_judgments": 2, "trec_iterations": 1,
+           "chunk_map": 1, "metadata": 64}
 _QUERY_FIELDS = ("query_id", "text", "split", "tags", "answerable", "completeness")
 
 
@@ -45,9 +53,9 @@ def load_dataset(path: str | os.PathLike) -> Dataset:
 
 def document_to_dataset(doc: dict, file: str | None = None) -> Dataset:
     """A parsed, format-checked document -> a checked Dataset."""
-    sj.validate(doc, SCHEMA, file, LIGHT)
+    validate_light(doc, file)
     ds = _to_model(doc, file)
-    check_dataset(ds, locate=lambda where: sj.json_path(_json_parts(where)))
+    check_dataset(ds, locate=lambda where: sj.json_path(_json_parts(where, ds.qrels.subtopics)))
     return ds
 
 
@@ -57,7 +65,7 @@ def dump_dataset(dataset: Dataset, path: str | os.PathLike) -> None:
     doc = dataset_to_document(dataset)
     layout = dict(_LAYOUT, corpus=2 if isinstance(doc["corpus"].get("documents"), dict) else 1)  # texts: one per line
     try:
-        sj.validate(doc, SCHEMA, None, LIGHT)
+        validate_light(doc, None)
         _to_model(doc, None)
         data = sj.encode_checked(sj.render(doc, layout), strict=True, file=None)  # numbers, depth, surrogates
     except InvalidInput as exc:
@@ -69,17 +77,59 @@ def dump_dataset(dataset: Dataset, path: str | os.PathLike) -> None:
 # ---------------------------------------------------------------- JSON -> model
 
 
+def validate_light(doc: dict, file: str | None) -> None:
+    """``sj.validate(doc, SCHEMA, file, LIGHT)``, the same verdict: the quick schema and the bulk checks when both
+    find nothing, else the light schema's first error."""
+    try:
+        sj.validate(doc, SCHEMA, file, QUICK)
+        if _bulk_valid(doc):
+            return
+    except InvalidInput:
+        pass
+    sj.validate(doc, SCHEMA, file, LIGHT)
+
+
+def _bulk_valid(doc: dict) -> bool:
+    """What QUICK left out is valid: every query object ($defs/query), every judged query's ID ($defs/id) and
+    its judgments an object."""
+    judgments = doc.get("judgments")
+    if type(judgments) is not dict:  # subtopic judgments (or none): the light schema checks them
+        return False
+    return (all(map(_query_valid, doc["queries"])) and all(map(sj.id_is_valid, judgments))
+            and all(type(inner) is dict for inner in judgments.values()))
+
+
+def _query_valid(q) -> bool:
+    """One query object as $defs/query accepts it (known fields, each of its type)."""
+    if type(q) is not dict or not sj.id_is_valid(q.get("query_id")) or not set(q) <= set(_QUERY_FIELDS):
+        return False
+    if "text" in q and type(q["text"]) is not str or "split" in q and not _text(q["split"]):
+        return False
+    tags = q.get("tags", [])
+    if type(tags) is not list or not all(map(_text, tags)) or len(set(tags)) != len(tags):
+        return False
+    return ("answerable" not in q or type(q["answerable"]) is bool) and q.get("completeness", "pooled") in _COMPLETENESS
+
+
+def _text(value) -> bool:
+    return type(value) is str and value != ""
+
+
 def _to_model(doc: dict, file: str | None) -> Dataset:
-    qids, docs, grades = _judgments(doc["judgments"], file)
     default_it = doc.get("trec_iteration", DEFAULT_ITERATION)
-    frame = pl.DataFrame({"query_id": qids, "doc_id": docs, "grade": grades}, schema={k: QRELS_SCHEMA[k] for k in ("query_id", "doc_id", "grade")})
-    frame = _with_iterations(frame, default_it, doc.get("trec_iterations", {}), file).select(list(QRELS_SCHEMA))
+    subtopics = "subtopic_judgments" in doc
+    if subtopics:
+        frame = _subtopic_judgments(doc["subtopic_judgments"], file)
+    else:
+        qids, docs, grades = _judgments(doc["judgments"], file)
+        frame = pl.DataFrame({"query_id": qids, "doc_id": docs, "grade": grades}, schema={k: QRELS_SCHEMA[k] for k in ("query_id", "doc_id", "grade")})
+        frame = _with_iterations(frame, default_it, doc.get("trec_iterations", {}), file).select(list(QRELS_SCHEMA))
     corpus, texts = _corpus(doc["corpus"], file)
     g = doc["grades"]
     return Dataset(
         queries=tuple(_query(q) for q in doc["queries"]),
         unjudged_queries=_unjudged(doc.get("unjudged_queries", []), file),
-        qrels=Qrels(frame, source=file),
+        qrels=Qrels(frame, source=file, subtopics=subtopics),
         dataset_id=doc["dataset_id"],
         dataset_version=doc.get("dataset_version"),
         grades=tuple(g["scale"]),
@@ -108,32 +158,54 @@ def _unjudged(ids: list, file: str | None) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _flatten(nested: dict) -> tuple[list, list, list]:
+    """``{a: {b: v}}`` as parallel lists of a, b and v, in document order."""
+    outer: list = []
+    inner: list = []
+    values: list = []
+    for key, sub in nested.items():
+        outer.extend([key] * len(sub))
+        inner.extend(sub.keys())
+        values.extend(sub.values())
+    return outer, inner, values
+
+
 def _judgments(judgments: dict, file: str | None) -> tuple[list, list, list]:
     """Flatten query -> doc -> grade in document order, checking what LIGHT left out."""
-    qids: list[str] = []
-    docs: list[str] = []
-    grades: list = []
-    for q, inner in judgments.items():
-        qids.extend([q] * len(inner))
-        docs.extend(inner.keys())
-        grades.extend(inner.values())
-    where = lambda i: ("judgments", qids[i], docs[i])  # noqa: E731
+    qids, docs, grades = _flatten(judgments)
+    _check_judged(qids, docs, grades, lambda i: ("judgments", qids[i], docs[i]), file)
+    return qids, docs, grades
+
+
+def _check_judged(qids: list, docs: list, grades: list, where, file: str | None) -> None:
+    """Document IDs are IDs and grades JSON integers (booleans and 1.0 refused: the TREC qrels' code)."""
     sj.check_ids(docs, where, file)
-    if not set(map(type, grades)) <= {int}:  # booleans and 1.0 included; same code as in TREC qrels
+    if not set(map(type, grades)) <= {int}:
         i = next(i for i, g in enumerate(grades) if type(g) is not int)
         raise InvalidInput("E_QRELS_GRADE", f"a relevance grade must be an integer, found {sj.show(grades[i])}", file=file,
                            json_path=sj.json_path(where(i)), query=qids[i], doc=docs[i])
-    return qids, docs, grades
+
+
+def _subtopic_judgments(judgments: dict, file: str | None) -> pl.DataFrame:
+    """Flatten query -> subtopic -> doc -> grade in document order into qrels rows (the subtopic as iteration)."""
+    qids, subs, inner_maps = _flatten(judgments)
+    sj.check_ids(subs, lambda i: ("subtopic_judgments", qids[i], subs[i]), file)
+    sj.check_types(inner_maps, (dict,), "an object (document ID -> grade)",
+                   lambda i: ("subtopic_judgments", qids[i], subs[i]), file)
+    rq, rs, rd, rg = [], [], [], []
+    for q, sub, inner in zip(qids, subs, inner_maps):
+        rq.extend([q] * len(inner))
+        rs.extend([sub] * len(inner))
+        rd.extend(inner.keys())
+        rg.extend(inner.values())
+    _check_judged(rq, rd, rg, lambda i: ("subtopic_judgments", rq[i], rs[i], rd[i]), file)
+    return pl.DataFrame({"query_id": rq, "iteration": rs, "doc_id": rd, "grade": rg}, schema=QRELS_SCHEMA)
 
 
 def _with_iterations(frame: pl.DataFrame, default: str, overrides: dict, file: str | None) -> pl.DataFrame:
     if not overrides:
         return frame.with_columns(iteration=pl.lit(default, dtype=pl.String))
-    oq, od, oi = [], [], []
-    for q, inner in overrides.items():
-        oq.extend([q] * len(inner))
-        od.extend(inner.keys())
-        oi.extend(inner.values())
+    oq, od, oi = _flatten(overrides)
     sj.check_ids(od, lambda i: ("trec_iterations", oq[i], od[i]), file)
     sj.check_ids(oi, lambda i: ("trec_iterations", oq[i], od[i]), file)
     ov = pl.DataFrame({"query_id": oq, "doc_id": od, "iteration": oi}, schema={"query_id": pl.String, "doc_id": pl.String, "iteration": pl.String})
@@ -179,17 +251,20 @@ def _measures(measures: list, file: str | None) -> tuple[str, ...]:
     return tuple(measures)
 
 
-def _json_parts(where: tuple) -> tuple:
-    """dataset_checks' places -> JSON path parts of this format."""
+def _json_parts(where: tuple, subtopics: bool = False) -> tuple:
+    """dataset_checks' places -> JSON path parts of this format (``subtopics``: a diversity dataset's)."""
     kind, *rest = where
+    judgments = "subtopic_judgments" if subtopics else "judgments"
     if kind == "query":
         return ("queries", *rest)
     if kind == "unjudged_query":
         return ("unjudged_queries", *rest)
     if kind == "judgment":
-        return ("judgments", *rest)
+        return ("subtopic_judgments", rest[0], rest[2], rest[1]) if len(rest) == 3 else ("judgments", *rest)
     if kind == "query_judgments":
-        return ("judgments", rest[0])
+        return (judgments, rest[0])
+    if kind == "judgments":
+        return (judgments,)
     if kind == "threshold":
         return ("grades", "threshold")
     if kind == "grade_scale":
@@ -225,12 +300,15 @@ def dataset_to_document(ds: Dataset) -> dict:
     doc["queries"] = [_query_doc(q) for q in ds.queries]
     if ds.unjudged_queries:
         doc["unjudged_queries"] = list(ds.unjudged_queries)
-    doc["judgments"] = _nest(frame, "grade")
-    if ds.trec_iteration != DEFAULT_ITERATION:
-        doc["trec_iteration"] = ds.trec_iteration
-    odd = frame.filter(pl.col("iteration") != ds.trec_iteration)
-    if odd.height:
-        doc["trec_iterations"] = _nest(odd, "iteration")
+    if ds.qrels.subtopics:
+        doc["subtopic_judgments"] = _nest_subtopics(frame)
+    else:
+        doc["judgments"] = _nest(frame, "grade")
+        if ds.trec_iteration != DEFAULT_ITERATION:
+            doc["trec_iteration"] = ds.trec_iteration
+        odd = frame.filter(pl.col("iteration") != ds.trec_iteration)
+        if odd.height:
+            doc["trec_iterations"] = _nest(odd, "iteration")
     if ds.chunk_map is not None:
         cm = ds.chunk_map.frame
         doc["chunk_map"] = dict(zip(cm.get_column("chunk_id").to_list(), cm.get_column("doc_id").to_list()))
@@ -267,4 +345,12 @@ def _nest(frame: pl.DataFrame, column: str) -> dict:
         if inner is None:
             inner = out[q] = {}
         inner[d] = v
+    return out
+
+
+def _nest_subtopics(frame: pl.DataFrame) -> dict:
+    """Rows (query, subtopic, doc, grade) -> {query: {subtopic: {doc: grade}}}, every level in row order."""
+    out: dict = {}
+    for q, sub, d, g in frame.select("query_id", "iteration", "doc_id", "grade").iter_rows():
+        out.setdefault(q, {}).setdefault(sub, {})[d] = g
     return out

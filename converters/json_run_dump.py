@@ -16,19 +16,22 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write
-from trec_bridge.model import Run
+from trec_bridge.model import QueryNotContiguous, Run
 from trec_bridge.ordering import pair_keys_of_blocks
 
 from . import json_run
 from . import strict_json as sj
 
 _PLACEHOLDER = '\n  "rankings": {}'  # the header rendered with empty rankings, at the top level's indent
+LINES_FORMAT = "trec-bridge.run-lines"  # json_run_lines.FORMAT (which imports this module)
 POSITIONAL = (1e-4, 1e16)
 SEPARATOR = b", "  # between two entries of a list  # where polars' float text is repr's
 
@@ -79,18 +82,28 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
     scores = frame.get_column("score")
     if (scores.is_nan() | scores.is_infinite()).any():
         raise _Doubt("scores")
-    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
-    if frame.height and int(frame.get_column("query_id").rle_id().max()) + 1 != groups.height:
+    queries, counts = _groups(frame)
+    if len(set(queries)) != len(queries):
         raise _Doubt("rows not grouped by query")
-    if not set(groups.get_column("query_id").to_list()) <= set(run.queries):
+    if not set(queries) <= set(run.queries):
         raise _Doubt("rows of a query not in Run.queries")
-    ranks_ok = frame.select((pl.col("rank") == pl.int_range(1, pl.len() + 1).over("query_id")).all()).item()
-    if frame.height and not ranks_ok:
+    starts = np.cumsum(counts) - counts
+    if frame.height and not np.array_equal(frame.get_column("rank").to_numpy(),
+                                           np.arange(frame.height) - np.repeat(starts, counts) + 1):
         raise _Doubt("ranks")
-    counts = groups.get_column("n").to_numpy()
-    keys = np.sort(pair_keys_of_blocks(groups.get_column("query_id"), counts, docs))
+    if run.unique_checked and frame is run.frame:  # the reader refused a repeat in this very frame
+        return
+    keys = np.sort(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs))
     if (keys[1:] == keys[:-1]).any():
         raise _Doubt("a document may be listed twice")
+
+
+def _groups(frame: pl.DataFrame) -> tuple[list[str], np.ndarray]:
+    """The runs of equal query IDs in row order: (query IDs, rows each); one run a query once grouped."""
+    if not frame.height:
+        return [], np.zeros(0, dtype=np.int64)
+    runs = frame.get_column("query_id").rle()
+    return runs.struct.field("value").to_list(), runs.struct.field("len").to_numpy().astype(np.int64)
 
 
 def _rankings_text(run: Run, frame: pl.DataFrame) -> list:
@@ -142,11 +155,10 @@ def _utf8(text: str) -> bytes:
 
 def _query_spans(frame: pl.DataFrame, ends: np.ndarray) -> dict[str, tuple[int, int]]:
     """Query ID -> (start, end) of its entries' bytes in the buffer (rows are grouped by query)."""
-    groups = frame.group_by("query_id", maintain_order=True).agg(pl.len().alias("n"))
-    last_row = np.cumsum(groups.get_column("n").to_numpy().astype(np.int64)) - 1
-    stops = ends[last_row].tolist() if len(last_row) else []
+    queries, counts = _groups(frame)
+    stops = ends[np.cumsum(counts) - 1].tolist() if len(counts) else []
     starts = [0] + stops[:-1]
-    return dict(zip(groups.get_column("query_id").to_list(), zip(starts, stops)))
+    return dict(zip(queries, zip(starts, stops)))
 
 
 def _score_text(frame: pl.DataFrame) -> pl.Series:
@@ -159,3 +171,82 @@ def _score_text(frame: pl.DataFrame) -> pl.Series:
     if len(rows):
         text = text.scatter(rows, [repr(v) for v in scores.gather(rows).to_list()])
     return text
+
+
+# ---------------------------------------------------------------- streaming
+
+
+@dataclass
+class Streamed:
+    """What a run written part by part held, for the caller's notes."""
+
+    queries: int = 0
+    documents: int = 0
+    orders: list = field(default_factory=list)  # the parts' QueryOrder records (ties broken, rank disagreements)
+
+
+def dump_run_parts(parts: Iterator[Run], path: str | os.PathLike, dataset: tuple[str, str | None],
+                   lines: bool = False) -> Streamed | None:
+    """Write the run read in ``parts`` (a TREC file, every query whole in one part) as ``dump_run`` (or
+    ``dump_run_lines``) writes the whole run, byte for byte, one part in memory at a time.
+
+    None, with nothing written, when a part is doubted or the parts cannot be read as one run (an error, a
+    query split across parts): the caller then reads and writes the run whole, which gives the exact
+    refusal or error.
+    """
+    done = Streamed()
+    try:
+        atomic_write(path, lambda fh: _stream(parts, fh, dataset, lines, done))
+    except (_Doubt, InvalidInput, QueryNotContiguous, ValueError, TypeError):
+        return None
+    return done
+
+
+def _stream(parts: Iterator[Run], fh, dataset: tuple[str, str | None], lines: bool, done: Streamed) -> None:
+    tail = None
+    for part in parts:
+        part.dataset_id, part.dataset_version = dataset
+        frame = part.own_frame()
+        _check(part, frame)
+        if tail is None:
+            head, tail = _head_and_tail(part, lines)
+            fh.write(head)
+        fh.writelines(_part_text(part, frame, lines, first=done.queries == 0))
+        done.queries += len(part.queries)
+        done.documents += frame.height
+        done.orders.extend(part.order or ())
+    if tail is None:
+        raise _Doubt("no part")
+    fh.write(tail)
+
+
+def _head_and_tail(part: Run, lines: bool) -> tuple[bytes, bytes]:
+    """What stands before the first query and after the last, as the whole-run writers render them (a run read
+    from TREC: no failures, no timing)."""
+    header = json_run.run_header(part)
+    if part.failures or part.metadata.get(json_run.TIMING_KEY):
+        raise _Doubt("failures or timing")
+    try:
+        json_run.document_to_run({**header, "rankings": {}}, None)
+        if lines:
+            return _utf8(sj._compact({**header, "format": LINES_FORMAT})) + b"\n", b""
+        text = sj.render({**header, "rankings": {}}, json_run._LAYOUT)
+        sj.encode_checked(text, strict=True, file=None)
+    except InvalidInput:
+        raise _Doubt("header") from None
+    if text.count(_PLACEHOLDER) != 1:
+        raise _Doubt("layout")
+    head, tail = (_utf8(t) for t in text.split(_PLACEHOLDER))
+    return head + b'\n  "rankings": {\n', b"\n  }" + tail
+
+
+def _part_text(part: Run, frame: pl.DataFrame, lines: bool, first: bool) -> list:
+    """The lines of the part's queries (every query of a TREC part has rows)."""
+    texts = entry_lists(frame) if frame.height else {}
+    pieces = []
+    for i, q in enumerate(part.queries):
+        if lines:
+            pieces += [b'{"query_id": ', json_text(q), b', "ranking": [', texts.get(q, b""), b"]}\n"]
+        else:
+            pieces += [b"    " if first and i == 0 else b",\n    ", json_text(q), b": [", texts.get(q, b""), b"]"]
+    return pieces

@@ -13,24 +13,25 @@ name the file's line.  Field reference: docs/formats.md.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import closing, contextmanager
 
 import msgspec
-import polars as pl
+import numpy as np
 
 from trec_bridge.errors import InvalidInput
-from trec_bridge.files import GZIP_MAGIC, atomic_write, read_input_bytes
+from trec_bridge.files import atomic_write
 from trec_bridge.messages import quote
 from trec_bridge.model import Run
 
-from . import json_run, json_run_dump, json_run_fast
+from . import json_run, json_run_decode, json_run_dump
 from . import strict_json as sj
+from .json_entries import FIRST, canonical_entries
+from .line_blocks import BLOCK_BYTES, Block, line_blocks, opened
 from .run_timing import TIMING_KEY, check_timing, record_timing
+from .trec_run_parts import one_ahead
 
 FORMAT = "trec-bridge.run-lines"
 PART_ROWS = 1 << 20  # entries per part handed on (about 60 MB of columns)
@@ -40,65 +41,155 @@ _RECORD = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 def read_run_lines(path: str | os.PathLike, *, allow_duplicates: bool = False) -> Run:
     """The whole run of a JSON Lines file."""
-    return json_run_fast.join_parts(list(read_run_lines_parts(path, allow_duplicates=allow_duplicates)))
+    return json_run_decode.join_parts(list(read_run_lines_parts(path, allow_duplicates=allow_duplicates)))
 
 
-def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = False,
-                         part_rows: int = PART_ROWS) -> Iterator[Run]:
-    """The run in parts of about ``part_rows`` entries, every query whole in one; the failures come with the last."""
-    file = str(path)
-    with _lines(path) as lines:
-        header = _header(next(lines, b""), file)
-        shell = json_run._to_model({**header, "format": json_run.FORMAT, "rankings": {}}, file, allow_duplicates)
-        seen: dict[str, int] = {}
-        failures: dict[str, str] = {}
-        kinds: dict[str, str] = {}
-        timing: dict[str, dict] = {}
-        out, held = [], 0
-        for n, line in enumerate(lines, 2):
-            record = _record(line, n, file)
-            if record is None:
-                continue
-            q, columns, failure, timed = record
-            if q in seen:
-                raise InvalidInput("E_RUN_DUPLICATE_QUERY", f"query {quote(q)} has a record on line {seen[q]} and again "
-                                   f"on line {n}; keep one", file=file, line=n, query=q)
-            seen[q] = n
-            if timed:
-                check_timing({q: timed}, lambda _: True, file, at=(), line=n)
-                timing[q] = timed
-            if failure is not None:
-                failures[q] = failure["reason"]
-                if "kind" in failure:
-                    kinds[q] = failure["kind"]
-                continue
-            out.append((q, columns))
-            held += len(columns[0])
-            if held >= part_rows:
-                yield _part(out, shell, file, allow_duplicates, seen)
-                out, held = [], 0
-        shell.failures = failures
-        if kinds:
-            shell.metadata = {**shell.metadata, json_run.FAILURE_KINDS_KEY: kinds}
-        if timing:
-            shell.metadata = {**shell.metadata, TIMING_KEY: timing}
-        yield _part(out, shell, file, allow_duplicates, seen, last=True)
+def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = False, part_rows: int = PART_ROWS,
+                         block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
+    """The run in parts of about ``part_rows`` entries (or one block of the file), every query whole in one; the
+    failures come with the last.  The file is read in blocks of whole lines, the next one in a worker thread."""
+    reader = _Reader(str(path), allow_duplicates, part_rows)
+    with opened(path) as fh, closing(one_ahead(_block_parts(fh, reader, block_bytes))) as parts:
+        yield from parts
+    yield reader.last_part()
 
 
-@contextmanager
-def _lines(path):
-    """The file's lines (gzip allowed); a missing file, a folder or a pipe gets the readers' own error."""
-    p = Path(path)
-    if not p.is_file():
-        read_input_bytes(path)  # raises the right error
+def _block_parts(fh, reader: "_Reader", block_bytes: int) -> Iterator[Run]:
+    for block in line_blocks(fh, block_bytes):
+        yield from reader.block(block)
+
+
+class _Reader:
+    """The lines read so far: the header's shell, each query's line, the failures and timing, the part being
+    gathered (``out``: lists decoded line by line, and columns of canonical lines read together)."""
+
+    def __init__(self, file: str, allow_duplicates: bool, part_rows: int):
+        self.file, self.allow_duplicates, self.part_rows = file, allow_duplicates, part_rows
+        self.n, self.shell = 0, None
+        self.seen: dict[str, int] = {}
+        self.failures: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}
+        self.timing: dict[str, dict] = {}
+        self.out: list = []
+        self.held = 0
+        self.pending: list = []  # canonical lines of this block: (query ID, line number, body start, body end, newline)
+
+    def block(self, block: Block) -> Iterator[Run]:
+        buf, at = block.buf, 0
+        while at < block.end:
+            stop = buf.find(b"\n", at, block.end)
+            stop = block.end if stop < 0 else stop + 1
+            self.n += 1
+            if self.shell is None:
+                header = _header(bytes(memoryview(buf)[at:stop]), self.file)
+                self.shell = json_run._to_model({**header, "format": json_run.FORMAT, "rankings": {}}, self.file,
+                                                self.allow_duplicates)
+            else:
+                line = _canonical_line(buf, at, stop)
+                if line is not None:
+                    self.pending.append((*line, self.n))
+                else:
+                    self._flush(buf)
+                    self._take(_record(bytes(memoryview(buf)[at:stop]), self.n, self.file), self.n)
+                if self.held >= self.part_rows:
+                    yield self._part()
+            at = stop
+        self._flush(buf)
+        if self.held:  # a part a block at most, as the TREC reader's
+            yield self._part()
+
+    def _flush(self, buf: bytearray) -> None:
+        """The canonical lines gathered, as columns when their bytes vouch for it, else line by line."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        ranked = [(start, end) for _, start, end, _, _ in pending if end > start]
+        columns = canonical_entries(buf, ranked)
+        if columns is None:
+            for q, start, end, newline, n in pending:
+                line = _PREFIX + q.encode() + _MIDDLE + bytes(memoryview(buf)[start:end]) + _SUFFIX + newline
+                self._take(_record(line, n, self.file), n)
+            return
+        for q, _, _, _, n in pending:
+            self._seen(q, n)
+        counts = np.zeros(len(pending), dtype=np.int64)
+        counts[[i for i, line in enumerate(pending) if line[2] > line[1]]] = columns[0]
+        self.out.append(([q for q, *_ in pending], counts, columns[1], columns[2]))
+        self.held += int(counts.sum())
+
+    def _seen(self, q: str, n: int) -> None:
+        if q in self.seen:
+            raise InvalidInput("E_RUN_DUPLICATE_QUERY", f"query {quote(q)} has a record on line {self.seen[q]} and "
+                               f"again on line {n}; keep one", file=self.file, line=n, query=q)
+        self.seen[q] = n
+
+    def _take(self, record, n: int) -> None:
+        """One line read by ``_record``: its ranking, failure and timing."""
+        if record is None:
+            return
+        q, columns, failure, timed = record
+        self._seen(q, n)
+        if timed:
+            check_timing({q: timed}, lambda _: True, self.file, at=(), line=n)
+            self.timing[q] = timed
+        if failure is not None:
+            self.failures[q] = failure["reason"]
+            if "kind" in failure:
+                self.kinds[q] = failure["kind"]
+            return
+        if self.out and isinstance(self.out[-1], list):
+            self.out[-1].append((q, columns))
+        else:
+            self.out.append([(q, columns)])
+        self.held += len(columns[0])
+
+    def _part(self, last: bool = False) -> Run:
+        """A Run of what was gathered (checked, errors on their lines); the last carries the failures."""
+        out, self.out, self.held = self.out, [], 0
+        runs = []
+        with _at_line(self.seen, self.file):
+            for i, piece in enumerate(out or [[]]):
+                first = last and i == max(len(out), 1) - 1
+                if isinstance(piece, list):
+                    runs.append(json_run_decode.lists_part(piece, self.shell, self.file, self.allow_duplicates, first))
+                else:
+                    runs.append(json_run_decode.columns_part(*piece, self.shell, self.file, self.allow_duplicates,
+                                                             first))
+        return json_run_decode.join_parts(runs)
+
+    def last_part(self) -> Run:
+        if self.shell is None:
+            _header(b"", self.file)  # an empty file: its error
+        self.shell.failures = self.failures
+        if self.kinds:
+            self.shell.metadata = {**self.shell.metadata, json_run.FAILURE_KINDS_KEY: self.kinds}
+        if self.timing:
+            self.shell.metadata = {**self.shell.metadata, TIMING_KEY: self.timing}
+        return self._part(last=True)
+
+
+_PREFIX, _MIDDLE, _SUFFIX = b'{"query_id": "', b'", "ranking": [', b"]}"
+
+
+def _canonical_line(buf: bytearray, at: int, stop: int) -> tuple[str, int, int, bytes] | None:
+    """(query ID, body start, body end, line end) of ``{"query_id": "ID", "ranking": [BODY]}`` whose body is
+    empty or starts and ends as canonical entries do; None for any other line (``_record`` reads it)."""
+    newline = b"\n" if buf[stop - 1] == 0x0A else b""
+    close = stop - len(newline)
+    key_end = buf.find(b'"', at + len(_PREFIX), close)
+    if not buf.startswith(_PREFIX, at) or key_end < 0 or not buf.startswith(_MIDDLE, key_end) \
+            or not buf.startswith(_SUFFIX, close - 2):
+        return None
+    start, end = key_end + len(_MIDDLE), close - 2
+    if end < start or end > start and (not buf.startswith(FIRST, start) or buf[end - 1] != 0x7D):
+        return None
     try:
-        with open(p, "rb") as raw:
-            gz = raw.read(2) == GZIP_MAGIC
-        fh = gzip.open(p, "rb") if gz else open(p, "rb")
-    except OSError as exc:
-        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=str(path)) from None
-    with fh:
-        yield iter(fh)
+        q = bytes(memoryview(buf)[at + len(_PREFIX):key_end]).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\\" in q or not sj.id_is_valid(q):
+        return None
+    return q, start, end, newline
 
 
 def _header(line: bytes, file: str) -> dict:
@@ -128,7 +219,7 @@ def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | No
             members = None
         ranking = members.get("ranking") if members else None
         if ranking is not None and bytes(ranking)[:1] == b"[":
-            start = json_run_fast._address(ranking) - json_run_fast._address(line)
+            start = json_run_decode.address(ranking) - json_run_decode.address(line)
             skeleton = sj.parse_json(line[:start] + b"[]" + line[start + len(ranking):], file)
         else:
             skeleton, ranking = sj.parse_json(line, file), None
@@ -139,7 +230,7 @@ def _record(line: bytes, n: int, file: str) -> tuple[str, tuple[list, list] | No
         if ranking is None:
             return q, ([], []), None, timed
         try:
-            return q, json_run_fast._decode(ranking, q, file), None, timed
+            return q, json_run_decode.decode_ranking(ranking, q, file), None, timed
         except InvalidInput as exc:  # found in the ranking alone: its path and column within the line
             raise _within(exc, q, start) from None
 
@@ -191,13 +282,6 @@ def _query_of(path: str | None, lines: dict[str, int]) -> str | None:
         if path and path.startswith(prefix) and path[len(prefix):len(prefix) + 1] in ("", "["):
             return q
     return None
-
-
-def _part(out: list, shell: Run, file: str, allow_duplicates: bool, lines: dict[str, int], last: bool = False) -> Run:
-    """A Run of the queries in ``out``, checked (IDs, repeats) with errors on their lines; the last part
-    carries the failures."""
-    with _at_line(lines, file):
-        return json_run_fast._part(out, shell, file, allow_duplicates, first=last)
 
 
 # ---------------------------------------------------------------- writing

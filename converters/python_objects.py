@@ -49,6 +49,18 @@ class IntIds:
                     raise collision(column, int(text), text, other)
 
 
+def check_id_spellings(dataset, qrels_ints: IntIds, run, run_ints: IntIds) -> None:
+    """Integer IDs on one side against the other side's string spellings (7 against "007"): E_ID_COLLISION.
+    ``run``: a ``Run`` or an unsorted ``GroupedRows`` (only its ``.frame`` is read)."""
+    if not qrels_ints.texts and not run_ints.texts:
+        return
+    qrels = dataset.qrels.frame
+    for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
+        qrels_ints.check_against(column, run.frame.get_column(name).unique().to_list(), "the run")
+        run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
+    run_ints.check_against("query IDs", dataset.query_ids(), "the dataset")
+
+
 def collision(column: str, number: int, text: str, other: str) -> InvalidInput:
     if text == str(number):
         what = f"and {other} also holds the string {quote(text)}: two distinct keys would become one ID"
@@ -81,9 +93,10 @@ def id_texts(values, column: str, ints: IntIds):
     return [str(int(v)) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for v in values]
 
 
-def columns_of(obj: Any, value_column: str, ints: IntIds) -> tuple[Any, Any, Any, Any]:
+def columns_of(obj: Any, value_column: str, ints: IntIds, need_iteration: bool = False) -> tuple[Any, Any, Any, Any]:
     """Query IDs and document IDs (as ``id_texts`` gives them), values and iterations (or None) of any
-    supported in-memory shape; the integer IDs met are recorded in ``ints``."""
+    supported in-memory shape; the integer IDs met are recorded in ``ints``.  ``need_iteration``: every item
+    must carry its iteration (a diversity qrels' subtopic), none is filled in."""
     nested = _nested(obj)
     if nested is not None:
         return _from_nested(nested, ints) + (None,)
@@ -99,6 +112,9 @@ def columns_of(obj: Any, value_column: str, ints: IntIds) -> tuple[Any, Any, Any
     rows = [tuple(r) for r in obj]
     if any(len(r) < 3 for r in rows):
         raise UsageError("E_USAGE", f"each item must be (query_id, doc_id, {value_column}, ...)")
+    if need_iteration and any(len(r) < 4 for r in rows):
+        raise UsageError("E_USAGE", "a diversity qrels needs each item's subtopic: (query_id, doc_id, relevance, "
+                         "iteration)")
     its = [r[3] if len(r) > 3 else "0" for r in rows] if value_column == "relevance" else None
     return (id_texts([r[0] for r in rows], "query IDs", ints), id_texts([r[1] for r in rows], "document IDs", ints),
             [r[2] for r in rows], its)
@@ -168,13 +184,17 @@ def _nested_blocks(obj: Mapping, ints: IntIds) -> tuple[Any, np.ndarray, Any, li
     return keys, np.asarray(lengths, dtype=np.int64), id_texts(d, "document IDs", ints), v
 
 
-def qrels_from_object(obj: Any) -> tuple[Qrels, IntIds]:
-    """``Qrels`` from any supported shape, and the integer IDs it held."""
+def qrels_from_object(obj: Any, subtopics: bool = False) -> tuple[Qrels, IntIds]:
+    """``Qrels`` from any supported shape, and the integer IDs it held; ``subtopics``: its iteration column is
+    the subtopic (a diversity qrels, which then needs that column)."""
     from .interop import qrels_from_columns
 
     ints = IntIds()
-    q, d, g, its = columns_of(obj, "relevance", ints)
-    return qrels_from_columns(q, d, g, its), ints
+    q, d, g, its = columns_of(obj, "relevance", ints, need_iteration=subtopics)
+    if subtopics and its is None:
+        raise UsageError("E_USAGE", "a diversity qrels needs its subtopics: give an iteration column "
+                         "(ir_measures' name for it) or (query_id, doc_id, relevance, iteration) items")
+    return qrels_from_columns(q, d, g, its, subtopics=subtopics), ints
 
 
 def run_from_object(obj: Any, run_id: str | None = None) -> tuple[Run, IntIds]:

@@ -3,7 +3,10 @@
 Stricter than the anchors where they disagree or guess: exactly four columns,
 integer grades (negative ones kept: some collections use -1/-2 for "junk"),
 no blank line (trec_eval stops there, ir_measures skips it), no (query,
-document) judged twice.  The iteration column is kept but never interpreted.
+document) judged twice.  The iteration column is kept but never interpreted,
+unless the caller declares the file a diversity qrels (``subtopics=True``:
+``qid subtopic docno grade``, ndeval's layout), where it is the subtopic and
+each (query, subtopic, document) is judged once.
 """
 from __future__ import annotations
 
@@ -34,8 +37,8 @@ QRELS_FIELDS = [
 ]
 
 
-def read_trec_qrels(path: str | os.PathLike) -> Qrels:
-    """Read a TREC qrels file (plain or gzip), rows in file order."""
+def read_trec_qrels(path: str | os.PathLike, *, subtopics: bool = False) -> Qrels:
+    """Read a TREC qrels file (plain or gzip), rows in file order; ``subtopics``: a diversity qrels."""
     name = str(path)
     raw = read_input_bytes(path)
     census = check_bytes(raw, name)
@@ -45,23 +48,38 @@ def read_trec_qrels(path: str | os.PathLike) -> Qrels:
     if bad is not None:
         raise grade_range_error(frame.item(bad, "grade"), file=name, line=cols.line_of(bad),
                                 query=frame.item(bad, "query_id"), doc=frame.item(bad, "doc_id"))
-    check_qrels_duplicates(frame, file=name, lines=cols.lines)
-    return Qrels(frame, source=name)
+    check_qrels_duplicates(frame, file=name, lines=cols.lines, subtopics=subtopics)
+    return Qrels(frame, source=name, subtopics=subtopics)
 
 
-def check_qrels_duplicates(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarray | None = None) -> None:
-    """Raise E_QRELS_DUPLICATE for the first (query, doc) judged a second time."""
-    if frame.group_by("query_id").agg(pl.col("doc_id").n_unique() == pl.len()).get_column("doc_id").all():
-        return  # every query judges distinct documents
-    again = frame.select(~pl.struct("query_id", "doc_id").is_first_distinct()).to_series().to_numpy()
+def check_qrels_duplicates(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarray | None = None,
+                           subtopics: bool = False) -> None:
+    """Raise E_QRELS_DUPLICATE for the first (query, doc) judged a second time (with ``subtopics``: the first
+    (query, subtopic, doc))."""
+    key = ["query_id", "iteration", "doc_id"] if subtopics else ["query_id", "doc_id"]
+    if frame.group_by(key[:-1]).agg(pl.col("doc_id").n_unique() == pl.len()).get_column("doc_id").all():
+        return  # every query (subtopic) judges distinct documents
+    again = frame.select(~pl.struct(*key).is_first_distinct()).to_series().to_numpy()
     i = int(np.flatnonzero(again)[0])
     qid, did = frame.get_column("query_id")[i], frame.get_column("doc_id")[i]
-    first = int(frame.select((pl.col("query_id") == qid) & (pl.col("doc_id") == did)).to_series().arg_true()[0])
+    same = pl.all_horizontal(pl.col(c) == frame.get_column(c)[i] for c in key)
+    first = int(frame.select(same).to_series().arg_true()[0])
+    hint = "" if subtopics else _subtopic_hint(frame, first, i)
     if file is None:
-        raise InvalidInput("E_QRELS_DUPLICATE", f"judged twice (items {first + 1} and {i + 1})", query=qid, doc=did)
+        raise InvalidInput("E_QRELS_DUPLICATE", f"judged twice (items {first + 1} and {i + 1}){hint}", query=qid,
+                           doc=did)
     line = (lambda r: int(lines[r]) if lines is not None else r + 1)
-    raise InvalidInput("E_QRELS_DUPLICATE", f"judged twice (first on line {line(first)})",
+    raise InvalidInput("E_QRELS_DUPLICATE", f"judged twice (first on line {line(first)}){hint}",
                        file=file, line=line(i), query=qid, doc=did)
+
+
+def _subtopic_hint(frame: pl.DataFrame, first: int, again: int) -> str:
+    """A pair judged twice under two values of the second column may be a diversity qrels read as an ordinary one."""
+    its = frame.get_column("iteration")
+    if its[first] is None or its[again] is None or its[first] == its[again]:
+        return ""
+    return (f"; its second column differs ({quote(its[first])}, {quote(its[again])}): if that column is the subtopic, "
+            "this is a diversity qrels (qid subtopic docno grade), read as one with --subtopics")
 
 
 def write_trec_qrels(qrels: Qrels, path: str | os.PathLike, *, iteration: str = "0") -> None:

@@ -370,11 +370,7 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
                            "cannot express that", file=target)
     choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and run.order_source == "score"),
                            keep_off_order=scores == "keep")
-    lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
-                         score_column(choice), pl.lit(tag).alias("tag"))
-    buf = io.BytesIO()
-    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
-    data = buf.getvalue()
+    data = trec_lines(frame, choice, tag).getvalue()
     if target.endswith(".gz"):
         data = gzip.compress(data, compresslevel=6, mtime=0)
     ranked = set(frame.get_column("query_id").unique().to_list())
@@ -399,6 +395,15 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
     return info
 
 
+def trec_lines(frame: pl.DataFrame, choice: ChosenScores, tag: str) -> io.BytesIO:
+    """The TREC lines of an ordered frame: ``qid Q0 doc rank score tag``, with the chosen scores."""
+    lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
+                         score_column(choice), pl.lit(tag).alias("tag"))
+    buf = io.BytesIO()
+    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
+    return buf
+
+
 def ordered_frame(run: Run) -> pl.DataFrame:
     """The run's frame grouped by ``run.queries`` order with rank 1..n (sorted if it was not)."""
     frame = run.own_frame().select(list(RUN_SCHEMA)).cast(RUN_SCHEMA)  # the run's own scores: a writer's
@@ -406,6 +411,8 @@ def ordered_frame(run: Run) -> pl.DataFrame:
         return frame
     pos = {q: i for i, q in enumerate(run.queries)}
     qids = frame.get_column("query_id")
+    if _in_order(qids, frame.get_column("rank"), pos):
+        return frame
     unknown = [q for q in qids.unique().to_list() if q not in pos]
     if unknown:
         raise UsageError("E_USAGE", f"run frame has rows for query {quote(unknown[0])}, which run.queries does not list")
@@ -421,6 +428,18 @@ def ordered_frame(run: Run) -> pl.DataFrame:
     start = np.r_[True, qpos[1:] != qpos[:-1]]
     position = np.arange(n) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
     return frame.with_columns(rank=pl.Series(position, dtype=pl.Int64))
+
+
+def _in_order(qids: pl.Series, ranks: pl.Series, pos: dict[str, int]) -> bool:
+    """Whether the rows are grouped in ``run.queries`` order with rank 1..n, as every reader leaves them: told by
+    the runs of equal query IDs (a few hundred a part), not by mapping every row."""
+    runs = qids.rle()
+    order = [pos.get(q, -1) for q in runs.struct.field("value").to_list()]
+    if min(order) < 0 or any(a >= b for a, b in zip(order, order[1:])):
+        return False
+    lengths = runs.struct.field("len").to_numpy().astype(np.int64)
+    starts = np.cumsum(lengths) - lengths
+    return bool(np.array_equal(ranks.to_numpy(), np.arange(len(qids)) - np.repeat(starts, lengths) + 1))
 
 
 def check_writable_ids(frame: pl.DataFrame, tag: str, target: str) -> None:

@@ -70,7 +70,7 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
         fh.seek(0)
         digest = hashlib.sha256() if fingerprint else None
         any_data, seen = False, set()
-        ahead = _one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
+        ahead = one_ahead(_read_and_parse(fh, part_bytes, digest, name, shown, info.st_size, run_fields(order)))
         with closing(ahead):
             for part in _runs_of_pieces(ahead, name, order):
                 if part is None:
@@ -85,6 +85,55 @@ def read_trec_run_parts(path: str | os.PathLike, order: Literal["score", "rank"]
             raise InvalidInput("E_FILE_EMPTY", "the file has no data line", file=name)
         if digest is not None:
             files.remember_digest(path, info, digest.hexdigest())
+
+
+def query_ranges(path: str | os.PathLike, part_bytes: int | None = None) -> list[tuple[int, int]]:
+    """The (start, end) byte offsets of the parts ``read_trec_run_parts`` reads, found as it finds them but
+    without reading the parts (each part's last bytes only, the rare slow cut aside), so that other processes
+    can each read one part (``read_trec_range``: a cluster's workers, trec_bridge/run_pieces.py)."""
+    name, part_bytes = str(path), part_bytes or PART_BYTES
+    ranges = []
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            while True:
+                start = fh.tell()
+                step = _size_to_query_start(fh, part_bytes)
+                if step:
+                    fh.seek(step, os.SEEK_CUR)
+                else:
+                    _cut_at_query_start(fh, part_bytes)  # leaves the file at the cut
+                ranges.append((start, min(fh.tell(), size)))
+                if not fh.peek(1):
+                    return ranges
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
+
+
+def read_trec_range(path: str | os.PathLike, start: int, end: int, order: Literal["score", "rank"] = "score"
+                    ) -> tuple[Run | None, int]:
+    """The part at bytes [start, end) of ``query_ranges``, read as ``read_trec_run_parts`` reads it (None: no data
+    line), and its line count; an error names its line counted from the part's first line."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            piece = os.pread(fh.fileno(), end - start, start)
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
+    parsed = (" ", parse_typed(piece, run_fields(order), " ")) if piece else None
+    run = next(_runs_of_pieces(iter([(piece, start == 0, parsed)]), name, order))
+    return run, piece.count(b"\n")
+
+
+def check_head(path: str | os.PathLike, part_bytes: int | None = None) -> None:
+    """The memory check ``read_trec_run_parts`` makes before reading (only a few parts are ever held)."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            memory_guard.check_input(name, min(os.fstat(fh.fileno()).st_size, 3 * (part_bytes or PART_BYTES)),
+                                     fh.read(4096))
+    except OSError as exc:
+        raise InvalidInput("E_FILE_UNREADABLE", f"cannot read: {exc.strerror or exc}", file=name) from None
 
 
 def _read_and_parse(fh, part_bytes: int, digest, name: str, shown, size: int, fields: list[Field]
@@ -125,7 +174,7 @@ def _line_ends(chunk: bytes, parsed: tuple[str, pl.DataFrame | None] | None) -> 
 _END = object()
 
 
-def _one_ahead(items: Iterator) -> Iterator:
+def one_ahead(items: Iterator) -> Iterator:
     """The items of ``items``, the next one made in a worker thread while the caller works on this one.
 
     Reading and parsing then overlap with the caller's checking, ordering

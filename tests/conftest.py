@@ -47,7 +47,10 @@ SLOW_FILES = frozenset({
     "test_check_metric.py",
     "test_explain.py",
     "test_irm_families_hypothesis.py",
+    "test_diversity_hypothesis.py",  # the diversity family against pyndeval, 300 generated cases
     "test_ranx_ref.py",
+    "test_divergence_doc.py",  # regenerates docs/divergences.md: every tool run live on 17 cases (~30 s)
+    "test_dask.py",  # issue 21: a distributed.LocalCluster of 2 worker processes, golden scenarios and DL19 on it
 })
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
@@ -58,11 +61,14 @@ SLOW_TESTS = frozenset({
     "test_system_meta.py::test_crosscheck_reports_carry_the_system",  # issue 23: two cross-checks with pytrec_eval (~2 s)  # issue 23: renders an HTML page (~1 s)
     "test_score_many.py::test_jobs_1_and_2_give_the_same_output",  # starts worker processes (~2 s)
     "test_score_many.py::test_api_score_many_in_two_processes_equals_scoring_each_alone",  # the same (~2 s)
+    "test_parquet_parts.py::test_a_partitioned_run_is_scored_in_the_memory_of_one_partition",  # five processes
     "test_json_fast.py::test_fast_and_exact_agree_on_any_document",  # 400 hypothesis documents, each read twice
     "test_json_fast.py::test_the_fast_writer_writes_the_exact_writers_bytes_or_its_refusal",  # 300 runs, written twice
+    "test_json_stream.py::test_a_written_document_cut_anywhere_is_the_exact_readers_error",  # 400 cuts, 3 reads each
+    "test_json_dataset_quick.py::test_the_bulk_checks_give_the_light_schemas_verdict",  # 300 documents, jsonschema
     "test_irm_families_data.py::test_an_official_dl19_run",  # gdeval and cwl_eval on 43 x 1,000 (~10 s)
     "test_api.py::test_real_ranx_objects",  # ranx compiles its numba kernels on import (~30 s)
-    "test_irds.py::test_workflow_dl2019_sections_1_and_2_replay_as_printed",
+    "test_irds.py::test_workflow_dl2019_replays_as_printed",
     "test_irds.py::test_readme_benchmark_commands_as_written_on_an_official_dl19_run",
     "test_irds.py::test_judged_subset_declares_the_topics_its_parent_leaves_unjudged",
     "test_irds.py::test_dl19_judged_offline",
@@ -94,7 +100,6 @@ SLOW_TESTS = frozenset({
     "test_outputs.py::test_file_size_limit_is_e_output_and_keeps_the_old_pair",
     "test_export.py::test_ranx_and_numba_stay_out_of_trec_bridge",
     "test_emulation_fidelity.py::test_every_policy_refuses_exactly_what_its_tool_does_not_print",
-    "test_divergence_doc.py::test_generation_is_deterministic_and_path_free",
     "test_chart_text.py::test_compare_html_draws_hostile_query_ids_and_run_names_literally",
     "test_ndcg_meaning.py::test_strict_ndcg_at_10_on_an_official_dl19_run_is_trec_evals",
     "test_bench_smoke.py::test_w2_floor_times_trec_eval_and_the_python_floor",
@@ -103,6 +108,10 @@ SLOW_TESTS = frozenset({
     "test_outputs.py::test_a_signal_mid_write_removes_the_temporary_file",
     "test_sidecar_roundtrip.py::test_real_trec_eval_reads_written_random_runs",
     "test_api_unsorted.py::test_unsorted_runs_score_as_sorted_ones_many",  # 140 inputs x 4 forms x 7 policies
+    "test_bench_smoke.py::test_quick_dropin_rows_are_paired_with_the_binary_and_byte_identical",  # ~5 s
+    "test_report_schema.py::test_every_report_the_writer_produces_passes_the_reader",  # every command's report (~5 s)
+    "test_outputs.py::test_a_signal_during_start_up_is_one_line",  # a subprocess per signal, killed at start-up
+    "test_outputs.py::test_html_and_png_are_one_set",  # renders an HTML page and its charts (~1 s)
 })
 # The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
 MUTATION_FILES = frozenset({"test_mutants.py"})

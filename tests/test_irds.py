@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -209,12 +210,9 @@ def doc_transcripts(text: str) -> list[tuple[str, list[str]]]:
     return [(cmd, "\n".join(lines).rstrip("\n").split("\n") if "".join(lines).strip() else []) for cmd, lines in out]
 
 
-def test_workflow_dl2019_sections_1_and_2_replay_as_printed(shared_data, tmp_path):
-    """docs/workflow-dl2019.md, sections 1 and 2: every command, run in order, prints what the page quotes
-    (error codes, messages, tables, exit codes); the page's paths are /tmp/wf and /work/shared/data."""
-    page = (REPO / "docs" / "workflow-dl2019.md").read_text(encoding="utf-8")
-    steps = doc_transcripts(page[page.index("## 1."):page.index("## 3.")])
-    assert len(steps) >= 10 and any("[E_IRDS_FILE_MISSING]" in "\n".join(out) for _, out in steps)
+def replay_workflow(shared_data: Path, tmp_path: Path, page: str):
+    """Run the page's ``$ command`` steps in order, as the page's reader would, in a fresh /tmp/wf; yield each
+    (command, what it printed, what the page quotes) with the page's paths /tmp/wf and /work/shared/data mapped."""
     wf = tmp_path / "wf"
     (wf / "empty").mkdir(parents=True)
     (wf / "msmarco-test2019-queries.tsv.gz").write_bytes(gzip.compress(dl19_all_topics(shared_data).encode()))
@@ -229,17 +227,32 @@ def test_workflow_dl2019_sections_1_and_2_replay_as_printed(shared_data, tmp_pat
     def local(text: str) -> str:
         return text.replace("/tmp/wf", str(wf)).replace("/work/shared/data", str(shared_data))
 
-    for command, quoted in steps:
-        p = subprocess.run(["bash", "-c", local(command)], cwd=wf, env=env, capture_output=True, text=True, timeout=120)
+    setup = page[page.index("The commands ran in an empty folder with:"):]
+    setup = "\n".join(line.strip() for line in setup[:setup.index("\n\n", setup.index("\n\n") + 2)].splitlines()
+                      if re.match(r"^    (export )?[A-Z_]+=", line))
+    for command, quoted in doc_transcripts(page):
+        p = subprocess.run(["bash", "-c", local(f"set -a\n{setup}\nset +a\n{command}")], cwd=wf, env=env, capture_output=True, text=True, timeout=300)
         printed = (p.stdout + p.stderr).rstrip("\n").split("\n") if (p.stdout + p.stderr).strip() else []
         if quoted and quoted[-1].startswith("exit "):
             printed.append(f"exit {p.returncode}")
         else:
             assert p.returncode == 0, (command, p.stderr)
-        assert printed == [local(line) for line in quoted], command
+        yield command, printed, [local(line) for line in quoted]
+        if re.fullmatch(r'[A-Z_]+=("[^"]*"|\S+)', command):  # a variable the page's later steps use
+            setup += "\n" + command
     files = json.loads("{" + page[page.index('"files": ['):page.index("]\n```", page.index('"files": ['))] + "]}")["files"]
-    imported = load_dataset(wf / "dl19.json").metadata["ir_datasets"]["files"]
-    assert files == imported
+    assert files == load_dataset(wf / "dl19.json").metadata["ir_datasets"]["files"]
+
+
+def test_workflow_dl2019_replays_as_printed(shared_data, tmp_path, trec_eval_binary):
+    """docs/workflow-dl2019.md, every section: each command, run in order, prints what the page quotes (error
+    codes, messages, tables, the cross-check, trec_eval on the export, exit codes)."""
+    page = (REPO / "docs" / "workflow-dl2019.md").read_text(encoding="utf-8")
+    steps = list(replay_workflow(shared_data, tmp_path, page))
+    assert len(steps) >= 20 and any("[E_IRDS_FILE_MISSING]" in "\n".join(quoted) for _, _, quoted in steps)
+    assert any(command.startswith("trec-bridge crosscheck") for command, _, _ in steps)
+    for command, printed, quoted in steps:
+        assert printed == quoted, command
 
 
 FAKE_DL19_QRELS = "19335 Q0 d1 3\n19335 Q0 d2 0\n47923 Q0 d3 1\n"

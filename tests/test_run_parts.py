@@ -147,7 +147,9 @@ _LATER = [pytest.param(content, code, line, False, id=name) for name, content, c
     for name, content, code, line in REJECTIONS if line is not None]
 
 
-@pytest.mark.parametrize("part_bytes", [1, 16, 40])
+# 16 bytes in the quick tier; parts of one byte and of 40 (every catalogue case again) in the slow tier
+@pytest.mark.parametrize("part_bytes", [pytest.param(1, marks=pytest.mark.slow), 16,
+                                        pytest.param(40, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("content,code,line,after_another_query", _LATER)
 def test_errors_in_a_later_part_name_the_same_line(tmp_path, monkeypatch, capsys, content, code, line, part_bytes,
                                                    after_another_query):

@@ -126,3 +126,23 @@ def test_api_score_many_in_two_processes_equals_scoring_each_alone(work):
     assert many.results["a"].exact == ev.score(runs["a"]).exact == {"P@1": 1, "RR": 1, "AP": Fraction(11, 12)}
     assert many.results["b"].exact == {"P@1": 0, "RR": Fraction(1, 2), "AP": Fraction(3, 8)}
     assert many.results["a"].result.protocol_fingerprint == ev.score(runs["a"]).result.protocol_fingerprint
+
+
+def test_a_report_that_cannot_be_written_leaves_no_report_and_no_temporary_file(work, monkeypatch):
+    """The reports are written in parallel (outputs.Outputs.stage_many); one failing write writes none of them."""
+    from trec_bridge import outputs
+
+    real = outputs.Outputs._write
+
+    def failing(fd, tmp, shown, content, mode):
+        if shown.endswith("b.trec.json"):
+            content = lambda fh: (_ for _ in ()).throw(OSError(28, "No space left on device"))  # noqa: E731
+        real(fd, tmp, shown, content, mode)
+
+    monkeypatch.setattr(outputs.Outputs, "_write", staticmethod(failing))
+    code, out, err = run_cli("score-many", work / "qrels.txt", work / "runs", "-m", MEASURES, "--json-dir",
+                             work / "reports", "--jobs", "1")
+    assert code == 1 and "[E_OUTPUT]" in err and "No space left on device" in err and "b.trec.json" in err
+    assert not (work / "reports").exists()
+    assert not [p for p in work.rglob("*.tmp")]
+

@@ -44,8 +44,9 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _dataset_and_ints(qrels: Any, rel: int | None):
-    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects)."""
+def _dataset_and_ints(qrels: Any, rel: int | None, subtopics: bool = False):
+    """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects);
+    ``subtopics``: read qrels as a diversity qrels (their iteration is the subtopic)."""
     from converters.python_objects import IntIds, qrels_from_object
 
     from .integers import INT64_MAX, INT64_MIN, in_range, range_text
@@ -57,8 +58,11 @@ def _dataset_and_ints(qrels: Any, rel: int | None):
     if _is_path(qrels):
         from converters.detect import load_dataset_any
 
-        return load_dataset_any(qrels, None, rel), IntIds()
-    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels)
+        return load_dataset_any(qrels, None, rel, subtopics), IntIds()
+    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels, subtopics)
+    if subtopics and not q.subtopics:
+        raise UsageError("E_USAGE", "subtopics=True reads qrels as a diversity qrels; these Qrels were read as "
+                         "ordinary ones (read them again with subtopics=True)")
     return Dataset(queries=tuple(Query(x) for x in q.query_ids()), qrels=q, threshold=1 if rel is None else rel,
                    query_source="qrels"), ints
 
@@ -85,24 +89,30 @@ def _measures(measures: Any):
     return parse_measures([m if isinstance(m, str) else str(m) for m in items])
 
 
-def read_dataset(x: Any, *, rel: int | None = None) -> Dataset:
+def read_dataset(x: Any, *, rel: int | None = None, subtopics: bool = False) -> Dataset:
     """Qrels (any input kind) as the project's ``Dataset``; a qrels-only input's query set is its judged queries.
+
+    ``subtopics=True``: a diversity qrels (TREC ``qid subtopic docno grade``, or an ``iteration`` column / item
+    holding the subtopic), which the diversity measures (alpha_nDCG, ERR_IA, ...) need (docs/formats.md).
 
     >>> ds = read_dataset({"q1": {"d1": 2}}, rel=2)
     >>> ds.threshold, ds.query_ids()
     (2, ['q1'])
     """
     with _AsInvalidInput():
-        return _dataset_and_ints(x, rel)[0]
+        return _dataset_and_ints(x, rel, subtopics)[0]
 
 
-def read_qrels(x: Any) -> Qrels:
-    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused).
+def read_qrels(x: Any, *, subtopics: bool = False) -> Qrels:
+    """Qrels (any input kind) as the project's ``Qrels`` (IDs as text, grades as integers, duplicates refused);
+    ``subtopics=True``: a diversity qrels, as in ``read_dataset``.
 
     >>> read_qrels([("q1", "d1", 1)]).frame.height
     1
+    >>> read_qrels([("q1", "d1", 1, "1"), ("q1", "d1", 0, "2")], subtopics=True).frame.height
+    2
     """
-    return read_dataset(x).qrels
+    return read_dataset(x, subtopics=subtopics).qrels
 
 
 def read_run(x: Any) -> Run:
@@ -173,11 +183,15 @@ class Evaluator:
             self._judgments = Judgments(self.dataset)  # joined once, copied for each run
         self._inputs = _path_input("dataset", qrels)
 
-    def score(self, run: Any) -> "Result":
-        """Score one run (any input kind) under the evaluator's policy; see ``score``."""
+    def score(self, run: Any, *, client: Any = None) -> "Result":
+        """Score one run (any input kind) under the evaluator's policy; see ``score``.  ``client``: a
+        ``distributed.Client`` or a scheduler address; a run file or a Dask DataFrame is then scored on the cluster."""
+        from .cluster import is_dask_collection
         from .evaluation import label
         from .scorer import evaluate
 
+        if is_dask_collection(run) or (client is not None and _is_path(run)):
+            return self._on_cluster(run, client)
         with _AsInvalidInput():
             prepared, metadata = self._prepared(run)
             result = evaluate(prepared, self.measures, self.policy)
@@ -192,7 +206,7 @@ class Evaluator:
 
         if isinstance(run, Run) or _is_path(run):
             r, ints = _run_and_ints(run)
-            self._check_ids(r.frame, ints)
+            self._check_ids(r, ints)
         else:
             from converters.interop import order_grouped_run
             from converters.python_objects import grouped_run_from_object
@@ -200,7 +214,7 @@ class Evaluator:
             from .grouped_run import prepare_grouped
 
             grouped, ints = grouped_run_from_object(run)
-            self._check_ids(grouped.frame, ints)
+            self._check_ids(grouped, ints)
             prepared = prepare_grouped(self._judgments, grouped, orderings_for(self.measures, self.policy),
                                        self.policy.duplicates, len(self.measures))
             if prepared is not None:
@@ -208,10 +222,27 @@ class Evaluator:
             r = order_grouped_run(grouped)
         return prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments), r.metadata
 
-    def score_many(self, runs: Any, jobs: int | None = None) -> "ScoredRuns":
+    def _on_cluster(self, run: Any, client: Any) -> "Result":
+        """A run file or a Dask DataFrame scored on a Dask cluster (cluster.py), as ``score`` scores it here."""
+        from .cluster import is_dask_collection, score_dataframe, score_file
+        from .evaluation import label
+        from .part_scores import PartJob
+
+        job = PartJob(self.dataset, self.measures, self.policy, int_ids=self._ints)
+        with _AsInvalidInput():
+            if is_dask_collection(run):
+                result, meta = score_dataframe(client, job, run)
+            else:
+                result, meta = score_file(client, job, os.fspath(run))
+        label(result, self.dataset, self.measures.notes)
+        return Result(result, {**self._inputs, **_path_input("run", run)}, meta)
+
+    def score_many(self, runs: Any, jobs: int | None = None, *, client: Any = None) -> "ScoredRuns":
         """Score many runs (a list, or a dict of name -> run; any input kind each) in ``jobs`` worker processes
-        (default: the cores; 1: this process), each exactly as ``score`` would.  A run with bad input does not
-        stop the others: it is in ``.errors`` (its code and message), the others in ``.results``.
+        (default: the cores; 1: this process), each exactly as ``score`` would; ``client`` (a
+        ``distributed.Client`` or a scheduler address): one task a run on that Dask cluster instead.  A run with
+        bad input does not stop the others: it is in ``.errors`` (its code and message), the others in
+        ``.results``.
 
         >>> ev = Evaluator({"q1": {"d1": 1}}, "P@1")
         >>> many = ev.score_many({"good": {"q1": {"d1": 0.3}}, "bad": {"q1": {"d1": float("nan")}}}, jobs=1)
@@ -221,32 +252,44 @@ class Evaluator:
         from .many_runs import score_all
 
         named = dict(runs) if isinstance(runs, dict) else {_run_label(r, i): r for i, r in enumerate(runs)}
-        outcomes = score_all(_EvaluatorJob(self), list(named.values()), jobs)
+        outcomes = score_all(_EvaluatorJob(self), list(named.values()), jobs, cluster=client)
         return ScoredRuns({name: Result(o.result, {**self._inputs, **_path_input("run", run)})
                            for (name, run), o in zip(named.items(), outcomes) if o.error is None},
                           {name: o.error for name, o in zip(named, outcomes) if o.error is not None})
 
-    def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False) -> "Crosscheck":
+    def crosscheck(self, run: Any, against: Any = None, *, complete: bool = False,
+                   explain_policy: Any = None) -> "Crosscheck":
         """Cross-check one run against the reference tools with the evaluator's judgments; see ``crosscheck``."""
         from .crosscheck import crosscheck as check, tools_asked
+        from .policy_explain import policies_asked
 
         with _AsInvalidInput():
-            tools = tools_asked(against)
+            tools, explain = tools_asked(against), policies_asked(explain_policy)
+            if not tools and not explain:
+                raise UsageError("E_USAGE", "against='none' runs no tool: name a policy to explain (explain_policy)")
             r, ints = _run_and_ints(run)
-            self._check_ids(r.frame, ints)
-            result = check(self.dataset, r, self.measures, tools, complete=complete)
+            self._check_ids(r, ints)
+            result = check(self.dataset, r, self.measures, tools, complete=complete, explain=explain,
+                           rank_run=_rank_reading(run, r, explain))
         return Crosscheck(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
-    def _check_ids(self, rows, run_ints) -> None:
-        """Integer IDs on one side against the other side's string spellings (7 against "007"); ``rows``: the
-        run's frame."""
-        if not self._ints.texts and not run_ints.texts:
-            return
-        qrels = self.dataset.qrels.frame
-        for column, name in (("query IDs", "query_id"), ("document IDs", "doc_id")):
-            self._ints.check_against(column, rows.get_column(name).unique().to_list(), "the run")
-            run_ints.check_against(column, qrels.get_column(name).unique().to_list(), "the qrels")
-        run_ints.check_against("query IDs", self.dataset.query_ids(), "the dataset")
+    def _check_ids(self, run, run_ints) -> None:
+        """Integer IDs on one side against the other side's string spellings (7 against "007"); ``run``: a ``Run``
+        or the unsorted path's ``GroupedRows`` (its rows in ``.frame`` either way)."""
+        from converters.python_objects import check_id_spellings
+
+        check_id_spellings(self.dataset, self._ints, run, run_ints)
+
+
+def _rank_reading(given: Any, run: Run, explain: list) -> Run | None:
+    """A TREC run file read again by its rank column, for a policy to explain that reads it so (MS MARCO's)."""
+    from .policy_explain import needs_rank_reading
+
+    if not _is_path(given) or not needs_rank_reading(run, explain):
+        return None
+    from converters.detect import load_run_any
+
+    return load_run_any(given, order="rank")
 
 
 def _run_label(run: Any, index: int) -> str:
@@ -292,7 +335,7 @@ def _path_input(role: str, x: Any) -> dict:
 
 
 def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: int | None = None,
-          split: str | None = None) -> "Result":
+          split: str | None = None, client: Any = None) -> "Result":
     """Score ``run`` against ``qrels`` under ``policy`` (strict by default), as ``trec-bridge score`` does.
 
     ``measures``: "nDCG@10 RR@10", a list of such strings, or ir_measures
@@ -302,11 +345,16 @@ def score(qrels: Any, run: Any, measures: Any, policy: str = "strict", *, rel: i
     each query is ordered by score, ties by document ID as trec_eval does.
     Integer IDs are read as decimal text; 7 against "007" is refused
     (E_ID_COLLISION).  Bad input raises ``InvalidInput`` (``.code``).
+    ``run`` may be a Dask DataFrame (ir_measures' columns): it is scored
+    partition by partition where the partitions are, never collected, on
+    ``client`` (a ``distributed.Client`` or a scheduler address) or Dask's
+    current scheduler; a run file with ``client`` is read and scored on that
+    cluster's workers.  The numbers are the ones scored here (docs/api.md).
 
     >>> score({"q1": {"d1": 1}, "q2": {"d9": 1}}, {"q1": {"d1": 0.5}}, "P@1").outcome
     'incomplete'
     """
-    return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run)
+    return Evaluator(qrels, measures, policy, rel=rel, split=split).score(run, client=client)
 
 
 def explain(qrels: Any, run: Any, theirs: Any, measures: Any = None, *, rel: int | None = None,
@@ -387,7 +435,7 @@ class Explained:
 
     __repr__ = __str__
 def crosscheck(qrels: Any, run: Any, measures: Any, against: Any = None, *, rel: int | None = None,
-               split: str | None = None, complete: bool = False) -> "Crosscheck":
+               split: str | None = None, complete: bool = False, explain_policy: Any = None) -> "Crosscheck":
     """Run the reference tools on the same inputs and explain every difference from the strict numbers, as
     ``trec-bridge crosscheck`` does.
 
@@ -396,13 +444,20 @@ def crosscheck(qrels: Any, run: Any, measures: Any, against: Any = None, *, rel:
     E_REFERENCE_UNAVAILABLE).  Each tool's numbers are compared with our
     emulation of it (its policy), and what separates them from the strict
     numbers is decomposed over the named divergence axes (docs/divergences.md).
-    ``complete``: trec_eval with -c.
+    ``complete``: trec_eval with -c.  ``explain_policy``: "msmarco,beir" or a list, the policies no tool can
+    be run for (the leaderboard scripts), each walked from strict on the same inputs (``policy_table``);
+    ``against="none"`` then runs no tool.
 
     >>> cc = crosscheck({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, "P@1", against="pytrec_eval")
     >>> cc.outcome, cc.table[["strict", "reference", "axes"]].to_dict("records")
     ('explained', [{'strict': 0.5, 'reference': 1.0, 'axes': 'query_set'}])
+    >>> cc = crosscheck({"q1": {"d1": 0, "d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, "RR@10", against="none",
+    ...                 explain_policy="msmarco")
+    >>> cc.policy_table[["policy", "strict", "value", "axes"]].to_dict("records")
+    [{'policy': 'msmarco', 'strict': 0.5, 'value': 1.0, 'axes': 'relevance'}]
     """
-    return Evaluator(qrels, measures, rel=rel, split=split).crosscheck(run, against, complete=complete)
+    return Evaluator(qrels, measures, rel=rel, split=split).crosscheck(run, against, complete=complete,
+                                                                       explain_policy=explain_policy)
 
 
 class Crosscheck:
@@ -464,6 +519,16 @@ class Crosscheck:
             out += [{"tool": t.tool, "measure": r["measure"], "query_id": r["query_id"], "parts": r["parts"]}
                     for r in t.rows if r.get("parts")]
         return out
+
+    @property
+    def policy_table(self):
+        """A pandas DataFrame, one row per explained policy (``explain_policy``) and measure it computes: strict,
+        the policy's value, and the axes that separate them ("" when equal)."""
+        import pandas as pd
+
+        rows = [(e.policy.name, name, a["strict"], a["policy"], ", ".join(p["axis"] for p in a["parts"]))
+                for e in self.result.explanations for name, a in e.aggregates.items()]
+        return pd.DataFrame(rows, columns=["policy", "measure", "strict", "value", "axes"])
 
     @property
     def unexplained(self) -> list:

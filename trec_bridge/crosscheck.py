@@ -24,6 +24,7 @@ from .errors import ReferenceUnavailable
 from .measures.base import Measure
 from .model import ChunkMap, Dataset, Run
 from .policy import Policy
+from .policy_explain import explain as explain_policy
 from .reconcile import Rescorer, Walk, mean_parts, per_query_parts, table, value, walk_axes
 from .scorer import ScoreResult, prepare
 
@@ -75,6 +76,7 @@ class CrosscheckResult:
     tools: list[ToolCheck]
     dataset: Dataset
     run: Run
+    explanations: list = field(default_factory=list)  # policy_explain.PolicyExplanation per --explain-policy
 
     @property
     def unexplained(self) -> list[Unexplained]:
@@ -85,7 +87,8 @@ def tools_asked(against: str | Iterable[str] | None) -> list[str]:
     """The reference tools a cross-check runs: ``against`` as "a,b" or a list; None: the tools run by default
     (every registered tool but those asked for by name only, such as ranx: ``references.default_names``).
 
-    An unknown name (or none at all) is E_USAGE, naming the registered ones.
+    ``none``: no tool (a cross-check that only explains policies, ``--explain-policy``).  An unknown name (or
+    none at all) is E_USAGE, naming the registered ones.
     """
     from .errors import UsageError
     from .messages import quote
@@ -95,18 +98,24 @@ def tools_asked(against: str | Iterable[str] | None) -> list[str]:
     if against is None:
         return default_names()
     asked = [t.strip() for t in (against.split(",") if isinstance(against, str) else against) if t.strip()]
+    if asked == ["none"]:
+        return []
     if not asked or any(t not in registered for t in asked):
         given = against if isinstance(against, str) else ",".join(against)
-        raise UsageError("E_USAGE", f"--against takes {', '.join(registered)}; got {quote(given)}")
+        raise UsageError("E_USAGE", f"--against takes {', '.join(registered)} (or none); got {quote(given)}")
     return asked
 
 
 def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: list[str], *,
                split: str | None = None, chunk_map: ChunkMap | None = None, complete: bool = False,
-               require: bool = True, step: Callable[[str], None] | None = None) -> CrosscheckResult:
+               require: bool = True, step: Callable[[str], None] | None = None,
+               explain: Iterable[Policy] = (), rank_run: Run | None = None) -> CrosscheckResult:
     """Strict numbers, each tool in ``against`` on the same inputs, our emulation of it, and every difference
     decomposed over the policy axes; ``measures``' parse notes (a measure listed twice...) go into the report.
-    ``step(text)``: told of each long step as it starts (the CLI's progress line); nothing else."""
+    ``step(text)``: told of each long step as it starts (the CLI's progress line); nothing else.
+    ``explain``: policies no tool can be run for (the leaderboard scripts: ``policy_explain.policies_asked``),
+    each walked from strict on the same inputs; ``rank_run``: the run read by its rank column, for those that
+    read it so (MS MARCO's)."""
     from . import references
 
     say = step or (lambda text: None)
@@ -144,9 +153,13 @@ def crosscheck(dataset: Dataset, run: Run, measures: list[Measure], against: lis
         for job in jobs:
             if job.pending is not None:
                 job.pending.cancel()
+    explanations = []
+    for policy in explain:
+        say(f"{policy.name}: walking the policy axes")
+        explanations.append(explain_policy(prepared, measures, policy, rank_run))
     if getattr(measures, "notes", None):
         strict.extra["measures"] = list(measures.notes)
-    return CrosscheckResult(strict, [j.check for j in jobs], dataset, run)
+    return CrosscheckResult(strict, [j.check for j in jobs], dataset, run, explanations)
 
 
 @dataclass

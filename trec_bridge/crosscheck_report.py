@@ -28,13 +28,16 @@ def crosscheck_report(result, strict_report: dict) -> dict:
                 "unexplained": [u.to_json() for u in t.unexplained],
             })
         tools[t.tool] = entry
-    return {
+    out = {
         "format": "trec-bridge.crosscheck", "version": 1, "tool": tool_stamp(),
         "strict": strict_report,
         "references": tools,
         "outcome": "unexplained" if result.unexplained else "explained",
         "unexplained": [u.to_json() for u in result.unexplained],
     }
+    if result.explanations:  # only when asked (--explain-policy), so every other report keeps its shape
+        out["explanations"] = {e.policy.name: e.to_json() for e in result.explanations}
+    return out
 
 
 def _f(v, integer: bool = False) -> str:
@@ -76,9 +79,36 @@ def render_text(result, per_query: bool) -> str:
                 out.append(f"  {r['query_id']:<12} {r['measure']:<20} strict {_f(r['strict'])} ref {_f(r['reference'])}"
                            f" emu {_f(r['emulation'])}  {parts}")
         out.append("")
+    for e in result.explanations:
+        out += _explanation_text(e, counts, per_query)
     verdict = "every difference is explained" if not result.unexplained else f"{len(result.unexplained)} UNEXPLAINED"
     out.append(f"cross-check: {verdict}")
     return "\n".join(out) + "\n"
+
+
+def _parts_text(parts: list[dict], integer: bool) -> str:
+    return ", ".join(f"{p['axis']} {_f(p['delta'], integer) if p['delta'] is not None else _f(p.get('from'), integer) + '->' + _f(p.get('to'), integer)}"
+                     for p in parts) or "-"
+
+
+def _explanation_text(e, counts: set, per_query: bool) -> list[str]:
+    """One policy no tool runs (a leaderboard script), walked from strict: its means and the parts by axis."""
+    out = [f"== policy {e.policy.name} (no tool to run: strict walked to the policy; {e.policy.description})",
+           f"{'measure':<24} {'strict':>8} {'policy':>8}  strict - policy by axis"]
+    for name, agg in e.aggregates.items():
+        n = name in counts
+        out.append(f"{name:<24} {_f(agg['strict'], n):>8} {_f(agg['policy'], n):>8}  {_parts_text(agg['parts'], n)}")
+    for name, why in e.not_computed.items():
+        out.append(f"{name:<24} not computed: {why}")
+    out += [f"note: {text}" for text in e.notes]
+    if e.aggregates:
+        out.append(f"per query: {len(e.rows)} strict/policy differences, all attributed to axes")
+    if per_query:
+        for r in e.rows:
+            out.append(f"  {r['query_id']:<12} {r['measure']:<20} strict {_f(r['strict'])} policy {_f(r['policy'])}"
+                       f"  {', '.join(p['axis'] for p in r['parts'])}")
+    out.append("")
+    return out
 
 
 SUMMARY_HEADERS = ["tool", "measure", "strict", "reference", "emulated", "agrees", "strict - reference by axis"]
@@ -94,4 +124,8 @@ def summary_rows(result) -> list[list]:
             axes = ", ".join(p["axis"] for p in agg["parts"]) or "-"
             rows.append([t.tool, name, agg["strict"], agg["reference"], agg["emulation"],
                          "yes" if agg["agrees"] else "NO", axes])
+    for e in result.explanations:  # no tool: the policy's own value stands where a reference's would
+        for name, agg in e.aggregates.items():
+            rows.append([f"policy {e.policy.name}", name, agg["strict"], agg["policy"], None, "-",
+                         ", ".join(p["axis"] for p in agg["parts"]) or "-"])
     return rows

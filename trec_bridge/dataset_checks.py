@@ -25,7 +25,7 @@ from .messages import quote
 
 # A place in the dataset, independent of file syntax; a loader maps it to its
 # own notation (the JSON loader to a JSON path):
-#   ("query", i[, field]) ("unjudged_query", i) ("judgment", q, d) ("query_judgments", q) ("judgments",)
+#   ("query", i[, field]) ("unjudged_query", i) ("judgment", q, d[, subtopic]) ("query_judgments", q) ("judgments",)
 #   ("threshold",) ("grade_scale", i) ("grade_definition", g) ("chunk", c) ("completeness",)
 Where = tuple
 Locate = Callable[[Where], "str | None"]
@@ -83,8 +83,8 @@ def _grade_range(ds: Dataset, frame: pl.DataFrame, fail) -> None:
             fail("E_GRADE_RANGE", range_message(ds.grades[bad]), ("grade_scale", bad))
     bad = first_out_of_range(frame.get_column("grade"))
     if bad is not None:
-        q, _, d, g = frame.row(bad)
-        fail("E_GRADE_RANGE", range_message(g), ("judgment", q, d), query=q, doc=d)
+        q, s, d, g = frame.row(bad)
+        fail("E_GRADE_RANGE", range_message(g), _judgment(ds, q, s, d), query=q, doc=d)
 
 
 def _grade_definitions(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
@@ -99,21 +99,42 @@ def _grade_definitions(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
 def _grades_in_scale(ds: Dataset, frame: pl.DataFrame, fail) -> None:
     nulls = frame.filter(pl.col("grade").is_null())
     if nulls.height:
-        q, d = nulls.row(0)[0], nulls.row(0)[2]
-        fail("E_QRELS_GRADE", "a judgment without a grade", ("judgment", q, d), query=q, doc=d)
+        q, s, d, _ = nulls.row(0)
+        fail("E_QRELS_GRADE", "a judgment without a grade", _judgment(ds, q, s, d), query=q, doc=d)
     if ds.grades is None:
         return
     bad = frame.filter(~pl.col("grade").is_in(list(ds.grades)))
     if bad.height:
-        q, _, d, g = bad.row(0)
-        fail("E_DATASET_GRADE_SCALE", f"grade {g} is not in the declared scale {list(ds.grades)}", ("judgment", q, d), query=q, doc=d)
+        q, s, d, g = bad.row(0)
+        fail("E_DATASET_GRADE_SCALE", f"grade {g} is not in the declared scale {list(ds.grades)}", _judgment(ds, q, s, d), query=q, doc=d)
 
 
-def _duplicate_judgments(_ds: Dataset, frame: pl.DataFrame, fail) -> None:
-    dup = frame.filter(~pl.struct("query_id", "doc_id").is_first_distinct())
+def _judgment(ds: Dataset, q: str, subtopic: str | None, d: str) -> Where:
+    """The place of one judgment (a diversity qrels' names its subtopic too)."""
+    return ("judgment", q, d, subtopic) if ds.qrels.subtopics else ("judgment", q, d)
+
+
+def _duplicate_judgments(ds: Dataset, frame: pl.DataFrame, fail) -> None:
+    key = ("query_id", "iteration", "doc_id") if ds.qrels.subtopics else ("query_id", "doc_id")
+    dup = frame.filter(~pl.struct(*key).is_first_distinct())
     if dup.height:
-        q, _, d, _ = dup.row(0)
-        fail("E_QRELS_DUPLICATE", "this (query, document) pair is judged twice", ("judgment", q, d), query=q, doc=d)
+        q, s, d, _ = dup.row(0)
+        what = f"(query, subtopic {quote(s)}, document)" if ds.qrels.subtopics else "(query, document) pair"
+        fail("E_QRELS_DUPLICATE", f"this {what} is judged twice", _judgment(ds, q, s, d), query=q, doc=d)
+
+
+def _subtopic_column(ds: Dataset, frame: pl.DataFrame, fail) -> None:
+    """A diversity qrels names a subtopic on every judgment, and more than one (else it is an iteration column)."""
+    if not ds.qrels.subtopics or not frame.height:
+        return
+    its = frame.get_column("iteration")
+    if its.null_count():
+        q, _, d, _ = frame.filter(pl.col("iteration").is_null()).row(0)
+        fail("E_SUBTOPICS_AMBIGUOUS", "a judgment without a subtopic in a diversity qrels", ("judgment", q, d), query=q,
+             doc=d)
+    if its.n_unique() == 1:
+        fail("E_SUBTOPICS_AMBIGUOUS", f"every judgment has subtopic {quote(its[0])}: that is an iteration column, not "
+             "subtopics (ir_measures warns 'All queries have only 1 subtopic')", ("judgments",))
 
 
 def _unknown_queries(ds: Dataset, frame: pl.DataFrame, fail) -> None:
@@ -129,8 +150,8 @@ def _unknown_docs(ds: Dataset, frame: pl.DataFrame, fail) -> None:
         return
     bad = frame.filter(~pl.col("doc_id").is_in(list(ds.corpus)))
     if bad.height:
-        q, _, d, _ = bad.row(0)
-        fail("E_DATASET_UNKNOWN_DOC", f"document {quote(d)} is judged but is not in the listed corpus", ("judgment", q, d), query=q, doc=d)
+        q, s, d, _ = bad.row(0)
+        fail("E_DATASET_UNKNOWN_DOC", f"document {quote(d)} is judged but is not in the listed corpus", _judgment(ds, q, s, d), query=q, doc=d)
 
 
 def _chunk_map(ds: Dataset, _frame: pl.DataFrame, fail) -> None:
@@ -213,6 +234,7 @@ _RULES = (
     _grade_definitions,
     _grades_in_scale,
     _duplicate_judgments,
+    _subtopic_column,
     _unknown_queries,
     _unknown_docs,
     _chunk_map,

@@ -392,7 +392,9 @@ def leaderboard_section() -> str:
     out = ["## Leaderboard scripts", "",
            "No installable reference: the policies follow the scripts' published code, and golden/L1 works these "
            "figures by hand, each with the line of the script it follows. *policy* is our scorer under the named "
-           "policy; the last column splits strict − policy over the axes, as the cross-check does.", ""]
+           "policy; the last column splits strict − policy over the axes, as the cross-check does. For your own "
+           "files, `trec-bridge crosscheck DATASET RUN MEASURES --explain-policy msmarco,beir` prints the same "
+           "walk, per measure and per query (`--against none`: no tool run beside it; docs/crosscheck.md).", ""]
     for name, case in LEADERBOARDS:
         policy = POLICIES[name]
         measures = parse_measures(case.measures)

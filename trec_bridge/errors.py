@@ -18,6 +18,7 @@ EXIT_UNEXPLAINED = 3
 EXIT_GATE_FAILED = 4
 EXIT_UNREPRODUCED = 5  # explain: no combination of the axes reproduces their figures
 EXIT_UNCONTROLLED = 6  # compare --single-variable: the systems differ in more than one key
+EXIT_CLUSTER = 7  # --dask: the cluster could not be reached, or a task failed there past Dask's retries
 
 # code -> meaning.  Grouped by where the problem is found.
 ERROR_CODES: dict[str, str] = {
@@ -48,7 +49,14 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_TIMING": "per-query timing for a query the run has no ranking or failure for, or a requested_at that is "
                     "not an RFC 3339 date-time with its offset",
     "E_QRELS_GRADE": "a relevance grade that is not an integer",
-    "E_QRELS_DUPLICATE": "the same (query, document) judged twice",
+    "E_QRELS_DUPLICATE": "the same (query, document) judged twice (in a diversity qrels: the same (query, subtopic, "
+                         "document))",
+    "E_SUBTOPICS_UNDECLARED": "a diversity measure (alpha_nDCG, ERR_IA, NRBP, P_IA, StRecall) on qrels not declared "
+                              "a diversity qrels (--subtopics, or a dataset's subtopic_judgments): an ordinary "
+                              "qrels' second column is never read as a subtopic",
+    "E_SUBTOPICS_AMBIGUOUS": "a declared diversity qrels that cannot be one (the same subtopic on every line: an "
+                             "iteration column), or an ordinary measure on a document it judges for several "
+                             "subtopics (no single grade)",
     "E_GRADE_RANGE": "a relevance grade outside -1023..1023, the grades whose every gain a double holds",
     # JSON
     "E_JSON_SYNTAX": "a file is not valid JSON",
@@ -71,6 +79,8 @@ ERROR_CODES: dict[str, str] = {
     "E_RUN_UNKNOWN_QUERY": "a run query outside the selected query set",
     "E_RUN_UNKNOWN_DOC": "a run document outside the listed corpus",
     "E_RUN_DATASET_MISMATCH": "a run made for another dataset or dataset version",
+    "E_RUN_QUERY_SPLIT": "a query's rows are in two partitions of a Dask DataFrame run (each query must be whole in "
+                         "one partition to be scored where the partitions are)",
     # chunk maps
     "E_CHUNK_DUPLICATE": "the same chunk twice in one query's ranking",
     "E_CHUNK_UNKNOWN": "a ranked chunk that the chunk map does not list",
@@ -109,6 +119,10 @@ ERROR_CODES: dict[str, str] = {
     "E_POLICY_MEASURE": "a measure or parameter the tool a policy emulates does not compute so (refused, not approximated)",
     "E_REFERENCE_UNAVAILABLE": "a reference tool is not installed or refuses input it is known to mishandle",
     "E_REFERENCE_FAILED": "a reference tool crashed, was killed, ran out of memory or timed out on this input",
+    # a Dask cluster (--dask, a distributed.Client)
+    "E_DASK_UNAVAILABLE": "--dask or a Dask input without Dask installed (pip install 'trec-bridge[dask]')",
+    "E_DASK": "the Dask cluster cannot be reached, or a task failed on it past Dask's retries (a worker lost, a "
+              "worker without trec-bridge): nothing is scored or written",
     # installer
     "E_INSTALL_CHECKSUM": "a downloaded or given file does not match the sha256 the installer pins",
     "E_ARCHIVE_TOO_LARGE": "an archive member is larger than the installer reads",
@@ -181,6 +195,12 @@ class UncontrolledComparison(TrecBridgeError):
     """compare --single-variable refused systems differing in more than one key: exit 6 (a gate, not bad input)."""
 
     exit_code = EXIT_UNCONTROLLED
+
+
+class ClusterFailed(TrecBridgeError):
+    """The Dask cluster could not score the run (unreachable, a task lost past its retries): exit 7, no output."""
+
+    exit_code = EXIT_CLUSTER
 
 
 class ReferenceUnavailable(TrecBridgeError):

@@ -18,14 +18,15 @@ from .scorer import Prepared, ScoreResult, evaluate, prepare_for
 
 def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure], policy: Policy, *,
                         order: str = "score", split: str | None = None, fingerprint: bool = False,
-                        seen: dict | None = None) -> ScoreResult | None:
-    """Score a plain TREC run, a run JSON document or a run in JSON Lines part by part (bounded memory); None
-    when it must be read whole.
+                        seen: dict | None = None, judgments=None) -> ScoreResult | None:
+    """Score a plain TREC run, a run JSON document, a run in JSON Lines or a Parquet folder part by part
+    (bounded memory); None when it must be read whole.
 
     Whole means: a dataset that collapses chunks (its own chunk map), a
     gzipped TREC file, one with a sidecar, another JSON layout (ranx), or a
     TREC query whose lines are split by another query's across parts.
-    ``seen``: filled with the parts' run metadata (system, timing, ...).
+    ``seen``: filled with the parts' run metadata (system, timing, ...);
+    ``judgments``: made once for many runs (``scorer.score_parts``).
     """
     from .model import QueryNotContiguous
     from .scorer import score_parts
@@ -37,7 +38,7 @@ def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure]
         return None
     try:
         with closing(_watched(parts, {} if seen is None else seen)) as watched:  # closed at once on any exit
-            return score_parts(dataset, watched, measures, policy, split=split)
+            return score_parts(dataset, watched, measures, policy, split=split, judgments=judgments)
     except QueryNotContiguous:
         return None
 
@@ -55,8 +56,11 @@ def _run_parts(run_path: str, order: str, fingerprint: bool):
     from converters.detect import columnar_kind, is_json, is_run_lines
     from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
 
-    if columnar_kind(run_path) is not None:  # Parquet / Arrow: read whole (converters.columnar)
-        return None
+    kind = columnar_kind(run_path)
+    if kind is not None:  # a Parquet folder: one partition file at a time; one file, Arrow: whole
+        from converters.columnar import partition_files, read_columnar_run_parts
+
+        return read_columnar_run_parts(run_path) if partition_files(run_path, kind) is not None else None
     if is_json(run_path) and is_run_lines(run_path):
         from converters.json_run_lines import read_run_lines_parts
 

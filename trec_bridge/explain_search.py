@@ -260,12 +260,10 @@ def _subset(sources: _Sources, queries: list[str]) -> _Sources:
     """The same inputs cut to ``queries``: their judgments, their rankings."""
     import polars as pl
 
-    from .model import Qrels
-
     keep = set(queries)
     ds = sources.dataset
     dataset = replace(ds, queries=tuple(q for q in ds.queries if q.query_id in keep), unjudged_queries=(),
-                      qrels=Qrels(ds.qrels.frame.filter(pl.col("query_id").is_in(queries))))
+                      qrels=ds.qrels.with_frame(ds.qrels.frame.filter(pl.col("query_id").is_in(queries))))
 
     def cut(run: Run) -> Run:
         return Run(**{**run.__dict__, "frame": run.frame.filter(pl.col("query_id").is_in(queries)),

@@ -162,7 +162,13 @@ def remember_digest(path: str | os.PathLike, info: os.stat_result, hexdigest: st
 
 def sha256_file(path: str | os.PathLike) -> str:
     """SHA-256 of the file's bytes as stored (before any gunzip); of a folder (a partitioned Parquet input), of its
-    files' relative paths and SHA-256s, in name order."""
+    files' relative paths and SHA-256s, in name order; of an fsspec URL, the same of what it names (urls.py)."""
+    from .urls import is_url
+
+    if is_url(path):
+        from .urls import sha256_url
+
+        return sha256_url(str(path))
     if os.path.isdir(path):
         h = hashlib.sha256()
         for p in sorted(q for q in Path(path).rglob("*") if q.is_file()):

@@ -62,7 +62,7 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
     counts = np.zeros(judgments.universe.height, dtype=np.int64)
     counts[query_u[query_u >= 0]] = lengths[query_u >= 0]
     doc = frame.get_column("doc_id")
-    rows, grade = some.judged_pairs.rows(grouped.keys, doc, lambda rows: query_u[grouped.qidx[rows]])
+    rows, *carried = some.judged_pairs.rows(grouped.keys, doc, lambda rows: query_u[grouped.qidx[rows]])
     score, block = frame.get_column("score").to_numpy(), grouped.qidx[rows]  # each judged row's query (block)
     ranks: dict[tuple[str, str], np.ndarray] = {}
     tied = None
@@ -74,7 +74,7 @@ def prepare_grouped(judgments: Judgments, grouped: GroupedRows, orderings: list[
             tied = found if tied is None else tied
         rank = ranks[precision, tie_break]
         by_rank = _by_position(grouped.starts[block] + rank - 1, frame.height)  # as the sorted run has them
-        builders[ordering].add_judged(counts, query_u[block[by_rank]], rank[by_rank], grade[by_rank])
+        builders[ordering].add_judged(counts, query_u[block[by_rank]], rank[by_rank], *(c[by_rank] for c in carried))
     summary = RunSummary()
     summary.add_records(queries, list(queries), {}, "score",
                         QueryOrders(queries, tied, np.zeros(len(queries), dtype=bool)))

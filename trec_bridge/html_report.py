@@ -180,6 +180,7 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
             classes.append(None if agg["agrees"] else "no")
     page.table("crosscheck-summary", ["tool", "measure", "strict", "reference", "emulated", "agrees", "axes"], rows,
                row_class=classes)
+    _explanations_section(page, report.get("explanations") or {})
     summary_section(page, strict)
     timing_section(page, strict.get("timing"), charts)
     if "distributions.png" in charts:
@@ -194,6 +195,20 @@ def crosscheck_page(report: dict, charts: dict[str, bytes]) -> str:
                diff, interactive=True)
     per_query_section(page, strict)
     return page.render()
+
+
+def _explanations_section(page: Page, explanations: dict) -> None:
+    """Strict walked to each policy no tool runs (crosscheck --explain-policy): its means and their axes."""
+    if not explanations:
+        return
+    page.h2("Strict vs each leaderboard policy", "policies")
+    page.p("No tool can be run for these policies (the leaderboard scripts): strict is walked to each, and every "
+           "strict - policy difference is attributed to the axes that cause it.", "note")
+    rows = [[name, measure, agg["strict"], agg["policy"], _axes(agg["parts"])]
+            for name, e in explanations.items() for measure, agg in e["aggregates"].items()]
+    rows += [[name, measure, None, None, "not computed: " + why]
+             for name, e in explanations.items() for measure, why in e["not_computed"].items()]
+    page.table("policy-walks", ["policy", "measure", "strict", "policy's value", "axes"], rows)
 
 
 def _axes(parts: list[dict]) -> str:

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from .errors import TrecBridgeError
 
 GLOB_CHARS = "*?["
+POLARS_THREADS = "POLARS_MAX_THREADS"
 PRELOAD = ["trec_bridge.scorer", "trec_bridge.report", "trec_bridge.evaluation", "trec_bridge.many_runs",
-           "trec_bridge.cli.score_many", "converters.detect", "converters.trec_run_parts", "converters.trec_qrels"]
+           "trec_bridge.cli.score_many", "trec_bridge.cli.report_options", "converters.detect",
+           "converters.trec_run_parts", "converters.trec_qrels"]
 
 
 @dataclass
@@ -89,19 +91,51 @@ def _score_installed(run) -> RunOutcome:
     return _INSTALLED[0].score_one(run)
 
 
-def score_all(job, runs: list, jobs: int | None = None) -> list[RunOutcome]:
-    """Every run's outcome, in the order given; ``jobs`` worker processes (default: the cores; 1: this process)."""
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 1 or len(runs) <= 1:
+def score_all(job, runs: list, jobs: int | None = None, cluster=None) -> list[RunOutcome]:
+    """Every run's outcome, in the order given; ``jobs`` worker processes (default: the cores; 1: this process),
+    or one task a run on a Dask cluster (``cluster``: its address or a ``distributed.Client``)."""
+    if cluster is not None:
+        from .cluster import score_runs
+
+        return score_runs(cluster, job, runs)
+    workers = pool_size(jobs, len(runs))
+    if workers <= 1:
         return [job.score_one(r) for r in runs]
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=_forkserver(), initializer=_install, initargs=(job,)) as pool:
+        return list(pool.map(_score_installed, runs))
+
+
+def pool_size(jobs: int | None, runs: int) -> int:
+    """The worker processes ``score_all`` starts for ``runs`` runs (1: none, the runs are scored here)."""
+    return min(default_jobs() if jobs is None else jobs, runs)
+
+
+def warm_up(jobs: int | None, runs: int) -> None:
+    """Start the workers' fork server now, when ``score_all`` will need one: it imports the scorer's modules while
+    this process reads the judgments, instead of after (bench/README.md, W-many)."""
+    workers = pool_size(jobs, runs)
+    if workers > 1:
+        from multiprocessing import forkserver
+
+        _forkserver()
+        own = os.environ.get(POLARS_THREADS)
+        if own is None:  # the workers share the cores: polars' threads in each, not every core in every worker
+            os.environ[POLARS_THREADS] = str(max(1, default_jobs() // workers))
+        try:
+            forkserver.ensure_running()  # the server and the workers it forks see the environment of now
+        finally:
+            if own is None:
+                del os.environ[POLARS_THREADS]
+
+
+def _forkserver():
+    import multiprocessing
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)  # each worker forks with these imported (importing starts no polars thread)
-    with ProcessPoolExecutor(min(jobs, len(runs)), mp_context=context, initializer=_install,
-                             initargs=(job,)) as pool:
-        return list(pool.map(_score_installed, runs))
+    return context
 
 
 def default_jobs() -> int:

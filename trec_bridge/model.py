@@ -11,7 +11,11 @@ Invariants the readers guarantee (and the scorer relies on):
   ``rank`` = 1, 2, ... n (the run's order as the reader decided it).
 * ``Run.queries`` lists every query that has a record, including explicit
   empty rankings; a query absent from it (and from ``failures``) is missing.
-* ``Qrels.frame`` keeps the source row order.
+* ``Qrels.frame`` keeps the source row order.  In an ordinary qrels each
+  (query, document) is judged once and ``iteration`` is TREC's unused column;
+  in a *diversity* qrels (``Qrels.subtopics``, declared, never guessed)
+  ``iteration`` is the subtopic and each (query, subtopic, document) is
+  judged once, so a document may have one row per subtopic.
 """
 from __future__ import annotations
 
@@ -92,10 +96,20 @@ class QueryOrders(Sequence):
 class Qrels:
     frame: pl.DataFrame  # QRELS_SCHEMA, source order
     source: str | None = None  # file the qrels came from, for messages
+    # True: a diversity qrels (TREC's ``qid subtopic docno grade``): ``iteration`` holds the subtopic, and a
+    # document may be judged once per subtopic.  Only ever set by a declaration (--subtopics, a dataset's
+    # ``subtopic_judgments``), so an ordinary qrels' iteration column is never read as subtopics.
+    subtopics: bool = False
+    # A diversity qrels' judged pairs and subtopic table (subtopics.judged_pairs), kept with the frame they came from
+    _pairs: tuple | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def empty() -> "Qrels":
         return Qrels(pl.DataFrame(schema=QRELS_SCHEMA))
+
+    def with_frame(self, frame: pl.DataFrame) -> "Qrels":
+        """The same kind of qrels (source, subtopics) over other rows (a subset of these)."""
+        return Qrels(frame, self.source, self.subtopics)
 
     def query_ids(self) -> list[str]:
         """Judged query IDs in order of first appearance."""
@@ -232,5 +246,5 @@ class Dataset:
             return self
         keep = tuple(q for q in self.queries if q.split == split)
         ids = [q.query_id for q in keep]
-        qrels = Qrels(self.qrels.frame.filter(pl.col("query_id").is_in(ids)), self.qrels.source)
+        qrels = self.qrels.with_frame(self.qrels.frame.filter(pl.col("query_id").is_in(ids)))
         return Dataset(**{**self.__dict__, "queries": keep, "qrels": qrels, "split": split})

@@ -218,14 +218,61 @@ class Outputs:
 
     def stage(self, path, content: Content, mode: int | None = None) -> None:
         """Write ``content`` whole to a temporary file beside ``path``; renamed by ``commit``."""
+        target, shown = self._new_target(path)
+        fd, tmp = self._temporary(target, shown)
+        self._write(fd, tmp, shown, content, mode)
+        self._ops.append(_Op(target, shown, tmp))
+
+    def stage_many(self, items: list, mode: int | None = None) -> None:
+        """``stage`` each (path, content), the temporary files written and fsynced in parallel threads: an fsync
+        waits for the disk, and many overlap (score-many's 100 reports: 0.64 s one after the other, 0.06 s so;
+        bench/README.md).  Every target is checked first; when a write fails, or Ctrl-C / SIGTERM comes,
+        every temporary file is removed (a write still under way keeps its open file, not the name)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        news, made, futures, pool = [], [], [], None
+        for path, content in items:
+            news.append((*self._new_target(path, [t for t, _, _ in news]), content))
+        try:
+            for target, shown, _ in news:
+                made.append(self._temporary(target, shown))
+            pool = ThreadPoolExecutor(max(1, min(16, len(news))), thread_name_prefix="trec-bridge-write")
+            for (fd, tmp), (_, shown, content) in zip(made, news):
+                futures.append(pool.submit(self._write, fd, tmp, shown, content, mode))
+            pool.shutdown(wait=True)
+            failed = next((f.exception() for f in futures if f.exception() is not None), None)
+            if failed is not None:
+                raise failed
+        except BaseException:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+            for n, (fd, tmp) in enumerate(made):
+                if n >= len(futures) or futures[n].cancelled():  # never handed to a thread: its file is ours
+                    os.close(fd)
+                _unlink(tmp)
+            raise
+        self._ops += [_Op(target, shown, tmp) for (_, tmp), (target, shown, _) in zip(made, news)]
+
+    def _new_target(self, path, pending: list | None = None) -> tuple[Path, str]:
+        """``path`` checked (``check``), and not already an output of this set: (target, the name given)."""
         target = self.check(path)
         shown = os.fspath(path)
-        if any(op.target == target for op in self._ops):
+        if any(op.target == target for op in self._ops) or target in (pending or ()):
             raise UsageError("E_USAGE", f"two outputs name the same file: {shown}")
+        return target, shown
+
+    @staticmethod
+    def _temporary(target: Path, shown: str) -> tuple[int, Path]:
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:_MAX_PREFIX]}.", suffix=".tmp", dir=target.parent)
         except OSError as exc:
             raise _error(f"cannot write: {_reason(exc)}", shown) from None
+        return fd, Path(tmp)
+
+    @staticmethod
+    def _write(fd: int, tmp: Path, shown: str, content: Content, mode: int | None) -> None:
+        """``content`` written whole to the new file ``fd`` (``tmp``) and fsynced; ``tmp`` removed when that
+        fails."""
         try:
             with os.fdopen(fd, "wb") as fh:
                 if callable(content):
@@ -236,11 +283,10 @@ class Outputs:
                 os.fsync(fh.fileno())
             os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())  # mkstemp's 0600 -> a new file's mode
         except BaseException as exc:
-            _unlink(Path(tmp))
+            _unlink(tmp)
             if isinstance(exc, OSError):
                 raise _error(f"cannot write: {_reason(exc)}", shown) from None
             raise
-        self._ops.append(_Op(target, shown, Path(tmp)))
 
     def stage_removal(self, path) -> None:
         """Remove ``path`` when the set is written (a stale sidecar), after the files written before."""
@@ -350,12 +396,26 @@ def write_files(items: Iterable[tuple[object, Content]], mode: int | None = None
                 then_remove: Iterable = ()) -> None:
     """Write every (path, content) or none of them, renamed into place in the given order; then delete
     ``then_remove`` (a stale sidecar) with them."""
-    outputs = _current if _current is not None else Outputs()
-    try:
+    def stage(outputs: Outputs) -> None:
         for path, content in items:
             outputs.stage(path, content, mode)
         for path in then_remove:
             outputs.stage_removal(path)
+
+    _as_one_set(stage)
+
+
+def write_many(items: Iterable[tuple[object, Content]]) -> None:
+    """``write_files`` of many files at once (score-many's reports): written and fsynced in parallel
+    (``Outputs.stage_many``), renamed into place in the given order with the command's other outputs."""
+    _as_one_set(lambda outputs: outputs.stage_many(list(items)))
+
+
+def _as_one_set(stage: Callable[[Outputs], None]) -> None:
+    """``stage`` into the command's set (renamed when it ends), or into a set of its own renamed now."""
+    outputs = _current if _current is not None else Outputs()
+    try:
+        stage(outputs)
     except BaseException:
         if outputs is not _current:
             outputs.abort()

@@ -137,6 +137,8 @@ GDEVAL_ORDER = Ordering(tie_break="doc_desc", precision="float64")  # gdeval.pl:
 CWL_EVAL_ORDER = Ordering(tie_break="input", precision="float64")  # cwl_eval: a stable sort by double score
 CWL_EVAL_FAMILIES = (("RBP", False), ("SDCG", True), ("NERR8", True), ("NERR9", True), ("NERR10", False),
                      ("NERR11", False), ("INST", False), ("INSQ", False))  # (family, has_cutoff) ir_measures sends to cwl_eval
+# (family, has_cutoff) ir_measures sends to pyndeval, which sorts double scores with ties by docno ascending
+PYNDEVAL_FAMILIES = (("alpha_nDCG", True), ("ERR_IA", True), ("P_IA", True), ("StRecall", True), ("NRBP", False))
 
 STRICT = Policy(
     name="strict",
@@ -185,7 +187,8 @@ IR_MEASURES = Policy(
     duplicates="last_wins",
     measure_orderings=(("RR", True, PYTHON_SORT_ORDER), ("Judged", True, PYTHON_SORT_ORDER),
                        ("Judged", False, PYTHON_SORT_ORDER), ("ERR", True, GDEVAL_ORDER),
-                       ("Compat", False, PYTHON_SORT_ORDER), *((f, c, CWL_EVAL_ORDER) for f, c in CWL_EVAL_FAMILIES)),
+                       ("Compat", False, PYTHON_SORT_ORDER), *((f, c, CWL_EVAL_ORDER) for f, c in CWL_EVAL_FAMILIES),
+                       *((f, c, PYTHON_SORT_ORDER) for f, c in PYNDEVAL_FAMILIES)),
     printed_digits=(("ERR", 5),),
     emulates="ir_measures",
     **_REFERENCE_COMMON,

@@ -25,6 +25,7 @@ from .model import QueryNotContiguous, Run
 from .ordering import (QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries,
                        search_in_order, sort_key)
 from .policy import Ordering
+from .subtopics import SubtopicTable
 
 
 def query_index(query_ids: list[str]) -> pl.DataFrame:
@@ -41,14 +42,18 @@ class RankingBuilder:
     those of the final index.
     """
 
-    def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering):
-        self.universe, self.ordering = universe, ordering
+    def __init__(self, qrels_frame: pl.DataFrame, universe: pl.DataFrame, ordering: Ordering,
+                 subtopics: SubtopicTable | None = None):
+        """``subtopics``: a diversity qrels, ``qrels_frame`` being its judged pairs (subtopics.judged_pairs) with
+        their ``pair`` index, which the judged rows then carry."""
+        self.universe, self.ordering, self.subtopics = universe, ordering, subtopics
+        self.carried = ("grade",) if subtopics is None else ("grade", "pair")
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
         self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
-        self.judged_pairs = JudgedPairs(self.judged, self.judged_keys)
+        self.judged_pairs = JudgedPairs(self.judged, self.judged_keys, self.carried)
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.lookup = _IndexLookup(universe)
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # judged rows: query, rank, grade
+        self.parts: list[tuple[np.ndarray, ...]] = []  # judged rows: query, rank, grade (and pair)
         self._judged_views: list = []  # the last index's judgments (``_judgments_of``), shared by ``fresh`` copies
 
     def fresh(self) -> "RankingBuilder":
@@ -68,14 +73,29 @@ class RankingBuilder:
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
-        rows, grade = self.judged_pairs.rows(keys, frame.get_column("doc_id"), qidx.__getitem__)
-        self.add_judged(counts, qidx[rows], rank[rows], grade)
+        rows, *carried = self.judged_pairs.rows(keys, frame.get_column("doc_id"), qidx.__getitem__)
+        self.add_judged(counts, qidx[rows], rank[rows], *carried)
 
-    def add_judged(self, counts: np.ndarray, qidx: np.ndarray, rank: np.ndarray, grade: np.ndarray) -> None:
+    def add_judged(self, counts: np.ndarray, qidx: np.ndarray, rank: np.ndarray, *carried: np.ndarray) -> None:
         """A part reduced already: its rows per universe query (``counts``) and its judged rows' query index,
-        rank in this builder's order and grade (``add``; a run scored unsorted: grouped_run)."""
+        rank in this builder's order and ``carried`` columns (the grade; a diversity qrels' pair index too), as
+        ``JudgedPairs.rows`` gives them (``add``; a run scored unsorted: grouped_run)."""
         self.retrieved += counts
-        self.parts.append((qidx.astype(np.int64), rank.astype(np.int64), grade))
+        self.parts.append((qidx.astype(np.int64), rank.astype(np.int64), *carried))
+
+    def reduced(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """What this builder holds, as a worker sends it (part_scores.py): the universe index and ranked length
+        of each query with rows, and the judged rows (query, rank, grade); ``absorb`` takes it in."""
+        ranked = np.flatnonzero(self.retrieved)
+        rows = tuple(np.concatenate(c) for c in zip(*self.parts)) if self.parts else (np.zeros(0, dtype=np.int64),) * 3
+        return ranked, self.retrieved[ranked], rows
+
+    def absorb(self, reduced: tuple) -> None:
+        """Take in another builder's ``reduced()`` over the same universe, as ``add`` would have taken its part."""
+        ranked, lengths, rows = reduced
+        self.retrieved[ranked] += lengths
+        if len(rows[0]):
+            self.parts.append(rows)
 
     def finish(self, index: pl.DataFrame) -> Ranking:
         """The Ranking over ``index`` (a subset of the universe, in any order)."""
@@ -86,23 +106,26 @@ class RankingBuilder:
         kept = to_index >= 0
         retrieved[to_index[kept]] = self.retrieved[kept]
         if self.parts:
-            query, rank, grade = (np.concatenate(cols) for cols in zip(*self.parts))
+            query, rank, *carried = (np.concatenate(cols) for cols in zip(*self.parts))
         else:
-            query = rank = grade = np.zeros(0, dtype=np.int64)
+            query, rank, *carried = (np.zeros(0, dtype=np.int64) for _ in range(2 + len(self.carried)))
         query = to_index[query]
         keep = query >= 0
-        query, rank, grade = query[keep], rank[keep], grade[keep]
+        query, rank, carried = query[keep], rank[keep], [c[keep] for c in carried]
         perm = None if len(query) < 2 else _group_order(query, rank)
         if perm is not None:
-            query, rank, grade = query[perm], rank[perm], grade[perm]
-        qrels_query, qrels_grade, memo = self._judgments_of(index, to_index)
-        return Ranking(n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=grade,
-                       qrels_query=qrels_query, qrels_grade=qrels_grade, memo=memo)
+            query, rank, carried = query[perm], rank[perm], [c[perm] for c in carried]
+        qrels_query, qrels_grade, qrels_pair, memo = self._judgments_of(index, to_index)
+        ranking = Ranking(n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=carried[0],
+                          qrels_query=qrels_query, qrels_grade=qrels_grade, memo=memo)
+        if self.subtopics is not None:
+            ranking.row_pair, ranking.qrels_pair, ranking.subtopics = carried[1], qrels_pair, self.subtopics
+        return ranking
 
-    def _judgments_of(self, index: pl.DataFrame, to_index: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
-        """The judgments of ``index``'s queries (query, grade) and their memo (``Ranking.judged``): the same
-        arrays for the same index, so that the next run against these judgments (an ``Evaluator``) finds the
-        nDCG ideals and relevant counts already computed."""
+    def _judgments_of(self, index: pl.DataFrame, to_index: np.ndarray) -> tuple:
+        """The judgments of ``index``'s queries (query, grade, a diversity qrels' pair index or None) and their
+        memo (``Ranking.judged``): the same arrays for the same index, so that the next run against these
+        judgments (an ``Evaluator``) finds the nDCG ideals and relevant counts already computed."""
         ids = index.get_column("query_id")
         for seen, view in self._judged_views:
             if seen.equals(ids):
@@ -110,9 +133,11 @@ class RankingBuilder:
         q_judged = to_index[self.judged.get_column("qidx").to_numpy()]
         in_index = q_judged >= 0
         grade = np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index]
-        view = (q_judged[in_index], grade, {})
-        for array in view[:2]:
-            array.flags.writeable = False  # shared by every ranking of these judgments
+        pair = None if self.subtopics is None else self.judged.get_column("pair").to_numpy()[in_index]
+        view = (q_judged[in_index], grade, pair, {})
+        for array in view[:3]:
+            if array is not None:
+                array.flags.writeable = False  # shared by every ranking of these judgments
         self._judged_views[:] = [(ids, view)]  # the last index only: a run-dependent query set changes it
         return view
 
@@ -265,25 +290,26 @@ class JudgedPairs:
     key, the candidates are settled by a join on the strings instead.
     """
 
-    def __init__(self, judged: pl.DataFrame, keys: np.ndarray):
-        self.judged = judged
+    def __init__(self, judged: pl.DataFrame, keys: np.ndarray, carried: tuple[str, ...] = ("grade",)):
+        """``carried``: the columns of ``judged`` a judged row takes (the grade; a diversity qrels' pair index)."""
+        self.judged, self.carried = judged, carried
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
         self.unique = bool(len(keys) < 2 or (self.sorted[1:] != self.sorted[:-1]).all())
         self.qidx = judged.get_column("qidx").to_numpy()
         self.doc = judged.get_column("doc_id")
-        self.grade = np.asarray(judged.get_column("grade").to_numpy(), dtype=np.int64)
+        self.columns = [np.asarray(judged.get_column(c).to_numpy(), dtype=np.int64) for c in carried]
         bits = int(np.clip(np.ceil(np.log2(max(32 * len(keys), 1))), 16, 23))
         self.shift = np.uint64(64 - bits)
         self.bitmap = np.zeros(1 << bits, dtype=bool)
         self.bitmap[keys >> self.shift] = True
 
     def rows(self, keys: np.ndarray, doc: pl.Series, query_of: Callable[[np.ndarray], np.ndarray]
-             ) -> tuple[np.ndarray, np.ndarray]:
-        """Rows whose (query, document) is judged, in row order, and their grades (``keys``: the rows' pair keys;
-        ``query_of(rows)``: those rows' query indices in the universe)."""
+             ) -> tuple[np.ndarray, ...]:
+        """Rows whose (query, document) is judged, in row order, and their ``carried`` columns (``keys``: the
+        rows' pair keys; ``query_of(rows)``: those rows' query indices in the universe)."""
         if len(keys) == 0 or self.judged.height == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return (np.zeros(0, dtype=np.int64),) * (1 + len(self.carried))
         candidates = np.flatnonzero(self.bitmap[keys >> self.shift])
         if not self.unique:
             return self._joined(query_of(candidates), doc, candidates)
@@ -292,15 +318,16 @@ class JudgedPairs:
         candidates, at = candidates[judged], self.order[pos[judged]]
         same = self.qidx[at] == query_of(candidates)
         same &= (doc.gather(candidates) == self.doc.gather(at)).to_numpy()  # confirms the hash
-        return candidates[same].astype(np.int64), self.grade[at[same]]
+        return (candidates[same].astype(np.int64), *(c[at[same]] for c in self.columns))
 
-    def _joined(self, qidx: np.ndarray, doc: pl.Series, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _joined(self, qidx: np.ndarray, doc: pl.Series, candidates: np.ndarray) -> tuple[np.ndarray, ...]:
         """``rows`` by a join on (query index, document ID) of the candidates (``qidx``: theirs)."""
         found = (pl.DataFrame({"qidx": qidx.astype(np.int64), "doc_id": doc.gather(candidates),
                                "_row": candidates})
-                 .join(self.judged.select("qidx", "doc_id", "grade"), on=["qidx", "doc_id"], how="inner")
+                 .join(self.judged.select("qidx", "doc_id", *self.carried), on=["qidx", "doc_id"], how="inner")
                  .sort("_row"))
-        return found.get_column("_row").to_numpy(), np.asarray(found.get_column("grade").to_numpy(), dtype=np.int64)
+        return (found.get_column("_row").to_numpy(),
+                *(np.asarray(found.get_column(c).to_numpy(), dtype=np.int64) for c in self.carried))
 
 
 def _group_order(row_query: np.ndarray, row_rank: np.ndarray) -> np.ndarray | None:

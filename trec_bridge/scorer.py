@@ -30,6 +30,7 @@ from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, Meas
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Ordering, Policy
 from .ranking import RankingBuilder, query_index
+from .subtopics import check_measures, judged_pairs
 from .validate import RunChecks, keep_last_repeat
 from .messages import quote
 
@@ -78,7 +79,7 @@ class MeanResult:
         return f"MeanResult(value={self.value!r}, exact={self.exact!r}, eligible={self.eligible})"
 
 
-class _Known:
+class Known:
     """A value already computed, in the place of the function that computes it (picklable, unlike a lambda)."""
 
     def __init__(self, value) -> None:
@@ -108,8 +109,8 @@ class ScoreResult:
     def __getstate__(self) -> dict:
         """Pickled (to or from a worker process: many_runs) with its fingerprints, not the functions computing them."""
         state = dict(self.__dict__)
-        state["protocol"] = _Known(self.protocol())
-        state["protocol_parts"] = None if self.protocol_parts is None else _Known(self.protocol_parts())
+        state["protocol"] = Known(self.protocol())
+        state["protocol_parts"] = None if self.protocol_parts is None else Known(self.protocol_parts())
         return state
 
     @cached_property
@@ -151,13 +152,18 @@ def score(dataset: Dataset, run: Run, measures: list[Measure], policy: Policy = 
 
 
 def score_parts(dataset: Dataset, parts: Iterable[Run], measures: list[Measure], policy: Policy = STRICT, *,
-                split: str | None = None) -> ScoreResult:
+                split: str | None = None, judgments: "Judgments | None" = None) -> ScoreResult:
     """Score a run read in parts (each query whole in one part), never holding it all in memory.
 
     The result is the one ``score`` gives for the whole run.  Raises
     ``QueryNotContiguous`` when a query comes back in a later part: the
-    caller then reads the run whole.
+    caller then reads the run whole.  ``judgments``: of the dataset already
+    checked and selected (``select_checked``, ``refuse_unreproducible``), made
+    once for many runs (score-many's workers): ``dataset`` and ``split`` are
+    then its own.
     """
+    if judgments is not None:
+        return evaluate(prepare_checked(judgments.dataset, parts, measures, policy, judgments), measures, policy)
     return evaluate(prepare_for(dataset, parts, measures, policy, split=split), measures, policy)
 
 
@@ -227,6 +233,7 @@ def prepare_for(dataset: Dataset, run: Run | Iterable[Run], measures: list[Measu
     """``prepare`` what scoring ``measures`` under ``policy`` reads, after refusing what the policy refuses."""
     dataset = _selected(dataset, split)
     refuse_unreproducible(dataset, measures, policy)
+    check_measures(dataset.qrels, measures)
     return _prepare_selected(dataset, run, orderings_for(measures, policy), policy.duplicates, chunk_map, len(measures))
 
 
@@ -310,6 +317,9 @@ def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Orderi
 
 
 def _builder(dataset: Dataset, universe: pl.DataFrame, ordering: Ordering) -> RankingBuilder:
+    if dataset.qrels.subtopics:  # one judged row per (query, document), carrying its subtopic judgments
+        pairs, table = judged_pairs(dataset.qrels)
+        return RankingBuilder(pairs, universe, ordering, table)
     return RankingBuilder(dataset.qrels.frame, universe, ordering)
 
 
@@ -369,18 +379,27 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
     dataset, run = prepared.dataset, prepared.summary
+    check_measures(dataset.qrels, measures)
     unjudged = prepared.checks.finish(policy)
-    index_ids = _index_queries(policy, prepared.base_set, run, dataset)
-    statuses = _Statuses.of(index_ids, run)
+    index_ids = index_queries(policy, prepared.base_set, run, dataset)
+    statuses = Statuses.of(index_ids, run)
     index = query_index(index_ids)
     rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
-    missing = statuses.codes == STATUSES.index("missing") if policy.missing_score == "zero" else None
+    missing = statuses.missing_mask() if policy.missing_score == "zero" else None
     per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
-
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
-    results = QueryResults(index_ids, statuses, any_ranking.relevant_count(dataset.threshold),
-                           any_ranking.lengths(), per_measure, dataset.queries)
+    return scored_result(dataset, run, measures, policy, index_ids, statuses, any_ranking.relevant_count(
+        dataset.threshold), any_ranking.lengths(), per_measure, unjudged, prepared.chunk_map, prepared.chunk_evidence)
 
+
+def scored_result(dataset: Dataset, run: "RunSummary", measures: list[Measure], policy: Policy, index_ids: list[str],
+                  statuses: "Statuses", relevant: np.ndarray, retrieved: np.ndarray,
+                  per_measure: dict[str, "_MeasureValues"], unjudged: list[str], chunk_map: ChunkMap | None = None,
+                  chunk_evidence: pl.DataFrame | None = None) -> ScoreResult:
+    """The result of per-query values over the index: the means (a non-finite one refused), the lazy fingerprints.
+
+    ``evaluate`` and the merge of parts scored elsewhere (part_scores.py) both end here."""
+    results = QueryResults(index_ids, statuses, relevant, retrieved, per_measure, dataset.queries)
     means = {str(m): per_measure[str(m)].mean() for m in measures}
     for m in measures:
         if means[str(m)].value is not None and not np.isfinite(means[str(m)].value):
@@ -392,8 +411,8 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
         protocol=lambda: canonical_sha256(components()),
         protocol_parts=lambda: protocol_part_fingerprints(components()),
         order=_order_summary(run), threshold=dataset.threshold,
-        chunk_map_fingerprint=prepared.chunk_map.fingerprint() if prepared.chunk_map is not None else None,
-        chunk_evidence=prepared.chunk_evidence,
+        chunk_map_fingerprint=chunk_map.fingerprint() if chunk_map is not None else None,
+        chunk_evidence=chunk_evidence,
     )
 
 
@@ -405,40 +424,54 @@ def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
                     index_ids: list[str], zeroed: np.ndarray | None = None,
                     approximate: bool = False) -> dict[str, "_MeasureValues"]:
-    """Each measure's kernel on the ranking in its policy order, and which queries count (the no-relevant rule);
+    """Each measure's kernel on the ranking in its policy order, then the policy's rules (``finished_values``)."""
+    return {str(m): finished_values(m, *measure_kernel(m, rankings, policy, threshold, index_ids), policy, index_ids,
+                                    zeroed, approximate) for m in measures}
+
+
+def measure_kernel(m: Measure, rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
+                   index_ids: list[str]) -> tuple[Values, np.ndarray]:
+    """One measure's kernel on the ranking in its policy order, and where it is defined (bool per query).
+
+    Both are per query: a query's values and terms depend on its own rows
+    and judgments only (``Family.query_local``), which is what lets parts of
+    a run be scored apart and merged (part_scores.py)."""
+    ranking = rankings[policy.ordering_for(m)]
+    rel = m.rel if m.rel is not None else threshold
+    if policy.relevance == "any_judgment":  # every judgment relevant whatever its grade: one grade for all
+        ranking, rel = every_judgment_relevant(ranking), 1
+    family = FAMILIES[m.family]
+    effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
+    try:
+        values = family.kernel(ranking, effective, ctx)
+    except MeasureOverflow as exc:
+        raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
+    except MeasureRefused as exc:
+        raise InvalidInput(exc.code, f"{m}: {exc.message}", query=index_ids[exc.query]) from None
+    return values, family.defined(ranking, effective, ctx)
+
+
+def finished_values(m: Measure, values: Values, defined: np.ndarray, policy: Policy, index_ids: list[str],
+                    zeroed: np.ndarray | None = None, approximate: bool = False) -> "_MeasureValues":
+    """A measure's kernel values under the policy's rules, and which queries count (the no-relevant rule);
     ``zeroed`` (a mask, under ``missing_score="zero"``): queries that score 0 whatever the kernel says;
     ``approximate``: the kernels' floats, no exact terms."""
-    per_measure: dict[str, _MeasureValues] = {}
-    for m in measures:
-        ranking = rankings[policy.ordering_for(m)]
-        rel = m.rel if m.rel is not None else threshold
-        if policy.relevance == "any_judgment":  # every judgment relevant whatever its grade: one grade for all
-            ranking, rel = every_judgment_relevant(ranking), 1
-        family = FAMILIES[m.family]
-        effective, ctx = family.effective(m, policy), family.context(m, rel, policy)
-        try:
-            values = family.kernel(ranking, effective, ctx)
-        except MeasureOverflow as exc:
-            raise gain_overflow(m, exc.what, query=index_ids[exc.query]) from None
-        except MeasureRefused as exc:
-            raise InvalidInput(exc.code, f"{m}: {exc.message}", query=index_ids[exc.query]) from None
-        if zeroed is not None and zeroed.any():
-            values = values.zeroed(zeroed)
-        digits = policy.digits_for(m)
-        if digits is not None:
-            values = Values(printed(values.value, digits))
-        counted = family.defined(ranking, effective, ctx)
-        if policy.no_relevant != "null":
-            counted = np.ones(len(index_ids), dtype=bool)
-        # a rational measure's float is its exact value correctly rounded
-        if approximate:
-            values = Values(values.value)  # the floats, no exact terms
-        if policy.arithmetic == "float":  # the tool's doubles, summed in its query order (Policy.arithmetic)
-            per_measure[str(m)] = _MeasureValues(Values(values.value, logged=values.logged), values.value, counted,
-                                                 family.aggregate, _byte_order(index_ids))
-            continue
-        per_measure[str(m)] = _MeasureValues(values, values.rounded(), counted, family.aggregate)
-    return per_measure
+    family = FAMILIES[m.family]
+    if zeroed is not None and zeroed.any():
+        values = values.zeroed(zeroed)
+    digits = policy.digits_for(m)
+    if digits is not None:
+        values = Values(printed(values.value, digits))
+    counted = defined
+    if policy.no_relevant != "null":
+        counted = np.ones(len(index_ids), dtype=bool)
+    # a rational measure's float is its exact value correctly rounded
+    if approximate:
+        values = Values(values.value)  # the floats, no exact terms
+    if policy.arithmetic == "float":  # the tool's doubles, summed in its query order (Policy.arithmetic)
+        return _MeasureValues(Values(values.value, logged=values.logged), values.value, counted, family.aggregate,
+                              _byte_order(index_ids))
+    return _MeasureValues(values, values.rounded(), counted, family.aggregate)
 
 
 def every_judgment_relevant(ranking: Ranking) -> Ranking:
@@ -474,7 +507,7 @@ class RunSummary:
         return self.ranked
 
 
-def _index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset: Dataset) -> list[str]:
+def index_queries(policy: Policy, base_set: list[str], run: RunSummary, dataset: Dataset) -> list[str]:
     """The queries that get a value under ``policy`` (the mean's denominator before the no-relevant rule)."""
     if policy.query_set == "dataset":
         return list(base_set)
@@ -491,14 +524,14 @@ STATUSES = ("failed", "ranked", "empty", "missing")  # the first that applies na
 
 
 @dataclass
-class _Statuses:
+class Statuses:
     """Each index query's status as a code into STATUSES, found with vectorised membership tests."""
 
     codes: np.ndarray  # int8 per query
     reasons: dict[str, str]  # of the failed queries
 
     @classmethod
-    def of(cls, index_ids: list[str], run: RunSummary) -> "_Statuses":
+    def of(cls, index_ids: list[str], run: RunSummary) -> "Statuses":
         codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
         small = len(index_ids) <= _SMALL_INDEX  # a few hundred queries: a set costs less than polars' calls
         ids = None if small else pl.Series(index_ids, dtype=pl.String)
@@ -512,6 +545,9 @@ class _Statuses:
                 codes[found] = STATUSES.index(name)
         return cls(codes, run.failures)
 
+    def missing_mask(self) -> np.ndarray:
+        return self.codes == STATUSES.index("missing")
+
 
 _SMALL_INDEX = 2_000
 
@@ -524,7 +560,7 @@ class QueryResults(Sequence):
     are answered from the columns.
     """
 
-    def __init__(self, index_ids: list[str], statuses: _Statuses, relevant: np.ndarray, retrieved: np.ndarray,
+    def __init__(self, index_ids: list[str], statuses: Statuses, relevant: np.ndarray, retrieved: np.ndarray,
                  per_measure: dict[str, "_MeasureValues"], queries: Iterable):
         self._ids, self._statuses = index_ids, statuses
         self._relevant, self._retrieved = relevant, retrieved
@@ -694,7 +730,11 @@ def protocol_part_fingerprints(components: dict) -> dict[str, str]:
 
 def protocol_components(dataset: Dataset, measures: list[Measure], policy: Policy) -> dict:
     """Everything that decides the numbers except the run, as a dict (hashed whole: the protocol fingerprint)."""
-    judgments = dataset.qrels.frame.select("query_id", "doc_id", "grade").sort(["query_id", "doc_id"])
+    if dataset.qrels.subtopics:  # a diversity qrels' judgments are per subtopic
+        judgments = dataset.qrels.frame.select("query_id", "iteration", "doc_id", "grade").sort(
+            ["query_id", "iteration", "doc_id"])
+    else:
+        judgments = dataset.qrels.frame.select("query_id", "doc_id", "grade").sort(["query_id", "doc_id"])
     return {
         "queries": sorted([q.query_id, q.split] for q in dataset.queries),
         "query_source": dataset.query_source,

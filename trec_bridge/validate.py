@@ -7,6 +7,7 @@ policies can ignore what their tool ignores.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -14,6 +15,15 @@ from .errors import InvalidInput
 from .model import Dataset, Run
 from .policy import Policy
 from .messages import quote
+
+
+@dataclass
+class RowFindings:
+    """A part's row checks: the repeated document the duplicates rule rejects, the first document outside the
+    corpus."""
+
+    duplicate: InvalidInput | None = None
+    unknown_doc: dict | None = None
 
 
 class RunChecks:
@@ -36,15 +46,34 @@ class RunChecks:
 
     def add(self, run: Run) -> None:
         """Check one part; errors that need the whole run wait for ``finish``."""
-        _check_dataset_id(run, self.dataset)
-        self.add_records(run.queries, run.failures, run.source)
-        if self.duplicates == "reject" and not run.unique_checked:
-            _check_duplicates(run)
-        if self.dataset.corpus is not None:
-            found = _unknown_doc(run, self.dataset)
-            if found and (self.unknown_doc is None or
-                          (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
-                self.unknown_doc = found
+        self.add_part(run, self.row_findings(run))
+
+    def row_findings(self, run: Run) -> "RowFindings":
+        """What the checks find in a part's rows, raised later by ``add_part`` (a part checked on another
+        machine sends only this back: part_scores.py)."""
+        return RowFindings(self._repeated_document(run),
+                           _unknown_doc(run, self.dataset) if self.dataset.corpus is not None else None)
+
+    def _repeated_document(self, run: Run) -> InvalidInput | None:
+        """The duplicates rule "reject": the first document repeated in a ranking, as the error to raise."""
+        try:
+            if self.duplicates == "reject" and not run.unique_checked:
+                _check_duplicates(run)
+        except InvalidInput as exc:
+            return exc
+        return None
+
+    def add_part(self, part, rows: "RowFindings") -> None:
+        """Check a part's records (``part``: a Run, or anything with its queries, failures, dataset_id,
+        dataset_version and source) and raise its row findings, in the order ``add`` always checked them."""
+        _check_dataset_id(part, self.dataset)
+        self.add_records(part.queries, part.failures, part.source)
+        if rows.duplicate is not None:
+            raise rows.duplicate
+        found = rows.unknown_doc
+        if found and (self.unknown_doc is None or
+                      (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
+            self.unknown_doc = found
 
     def add_records(self, queries: Sequence[str], failures: Mapping[str, str], source: str | None) -> None:
         """Check a part's records alone (a query recorded twice, or both failed and ranked): all ``add`` checks of

@@ -97,6 +97,9 @@ def add_parser(subparsers) -> None:
     qrels_p.add_argument("input", metavar="IN", help="judgments to read (.json dataset, or TREC qrels)")
     qrels_p.add_argument("output", metavar="OUT", help="file to write (.json dataset, or TREC qrels)")
     _dataset_options(qrels_p, "of the judgments")
+    qrels_p.add_argument("--subtopics", action="store_true",
+                         help="TREC (or Parquet / Arrow) input: a diversity qrels ('qid subtopic docno grade'); a "
+                              "JSON dataset then holds it as subtopic_judgments")
     qrels_p.set_defaults(handler=_convert_qrels, io=_qrels_io)
 
 
@@ -195,6 +198,8 @@ def _convert_run(args) -> int:
         raise UsageError("E_USAGE", "--scores applies only when writing a TREC run; JSON keeps every score as it is")
     if src_json:
         _no_dataset_options(args)
+        if not dst_json and _streamed_to_trec(args):
+            return 0
         from converters.detect import is_run_lines
         from converters.json_run_fast import load_run
         from converters.json_run_lines import read_run_lines
@@ -202,6 +207,8 @@ def _convert_run(args) -> int:
         run = read_run_lines(args.input) if is_run_lines(args.input) else load_run(args.input)
     else:
         _not_json_content(args.input)
+        if dst_json and _streamed_to_json(args):
+            return 0
         run = read_trec_run(args.input, order=args.order or "score", use_sidecar=not args.ignore_sidecar)
         _report_order(run)
         run.dataset_id, run.dataset_version = _dataset_ids(args, run.dataset_id, run.dataset_version, dst_json)
@@ -213,13 +220,37 @@ def _convert_run(args) -> int:
         note(f"wrote {args.output}: {len(run.queries)} queries, {run.frame.height} documents")
         return 0
     info = write_trec_run(run, args.output, sidecar=not args.no_sidecar, scores=args.scores or "auto")
-    note(f"wrote {args.output}: {run.frame.height} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
+    _trec_notes(args, info, run.frame.height, run.order_source)
+    return 0
+
+
+def _streamed_to_trec(args) -> bool:
+    """A JSON run written as TREC part by part, in bounded memory (without sidecar: a sidecar hashes the whole
+    file); False (nothing written) where the whole-run path decides: a sidecar, gzip, ranx's layout, an error."""
+    from converters.detect import is_run_lines
+    from converters.json_run_fast import read_run_parts_fast
+    from converters.json_run_lines import read_run_lines_parts
+    from converters.trec_run_write_parts import write_trec_run_parts
+
+    if not getattr(args, "no_sidecar", False):
+        return False
+    parts = read_run_lines_parts(args.input) if is_run_lines(args.input) else read_run_parts_fast(args.input)
+    done = None if parts is None else write_trec_run_parts(parts, args.output, scores=args.scores or "auto")
+    if done is None:
+        return False
+    _trec_notes(args, done.info, done.lines, done.order_source)
+    return True
+
+
+def _trec_notes(args, info, lines: int, order_source: str) -> None:
+    """What writing the TREC file did: its lines, and the queries whose scores were replaced or kept."""
+    note(f"wrote {args.output}: {lines} lines" + (f" and {info.sidecar}" if info.sidecar else ""))
     for why, queries in _by_reason(info.synthetic_reasons).items():
         note(f"{_count(queries)} written with scores n..1 so that every tool reads the run's order ({why}): "
               f"{_some(queries)}" + ("; their own scores are kept in the sidecar" if info.sidecar
                                      else "; their own scores are NOT kept (no sidecar)")
               + "; --scores keep writes them instead")
-    from_trec = run.order_source == "score" and (args.scores or "auto") == "auto"
+    from_trec = order_source == "score" and (args.scores or "auto") == "auto"
     for why, queries in _by_reason(info.kept_as_tools_read).items():
         if from_trec:  # the scores of the TREC file the run was read from: the tools read them as they did there
             note(f"{_count(queries)} keep their tied (or float32-equal) scores, as in the TREC file the run was "
@@ -231,7 +262,6 @@ def _convert_run(args) -> int:
     if not info.sidecar and (info.empty_queries or info.failed_queries):
         note(f"without sidecar, {len(info.empty_queries)} empty and {len(info.failed_queries)} failed queries "
               "are not in the TREC file; they will read as missing")
-    return 0
 
 
 def _by_reason(reasons: dict[str, str]) -> dict[str, list[str]]:
@@ -250,18 +280,41 @@ def _some(queries: list[str], shown: int = 10) -> str:
     return listed + (f" and {len(queries) - shown} more" if len(queries) > shown else "")
 
 
+def _streamed_to_json(args) -> bool:
+    """A plain TREC run written as JSON (or JSON Lines) part by part, in bounded memory; False (nothing written)
+    where it must be read whole: a sidecar, gzip, an error (the whole reader reports it), a doubted part."""
+    from converters.json_run_dump import dump_run_parts
+    from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
+
+    if not can_read_in_parts(args.input):
+        return False
+    order = args.order or "score"
+    done = dump_run_parts(read_trec_run_parts(args.input, order=order, fingerprint=False), args.output,
+                          _dataset_ids(args, None, None, True), lines=is_lines_name(args.output))
+    if done is None:
+        return False
+    _report_orders(done.orders, order)
+    note(f"wrote {args.output}: {done.queries} queries, {done.documents} documents")
+    return True
+
+
 def _report_order(run) -> None:
     if run.order is None or run.order_source not in ("score", "rank"):
         return
-    tied = sum(o.ties_broken for o in run.order)
-    disagree = sum(o.rank_disagrees for o in run.order)
-    if tied and run.order_source == "score":
+    _report_orders(run.order, run.order_source)
+
+
+def _report_orders(orders, order_source: str) -> None:
+    """The notes on how the TREC file's lines were ordered (ties broken, a rank column that disagrees)."""
+    tied = sum(o.ties_broken for o in orders)
+    disagree = sum(o.rank_disagrees for o in orders)
+    if tied and order_source == "score":
         note(f"{tied} documents have a score equal to another's in the same query; ordered by document ID "
               "descending (trec_eval's rule)")
     if disagree:
         used = "the score order (trec_eval's); use --order rank to follow the rank column" \
-            if run.order_source == "score" else "the rank column, as asked"
-        note(f"the rank column disagrees with the score order in {disagree} of {len(run.order)} queries; "
+            if order_source == "score" else "the rank column, as asked"
+        note(f"the rank column disagrees with the score order in {disagree} of {len(orders)} queries; "
               f"using {used}")
 
 
@@ -278,12 +331,15 @@ def _convert_qrels(args) -> int:
                          "written as .json")
     if src_json:
         _no_dataset_options(args)
+        if args.subtopics:
+            raise UsageError("E_USAGE", "--subtopics declares TREC (or Parquet / Arrow) qrels a diversity qrels; a "
+                             "JSON dataset declares its own (subtopic_judgments)")
         dataset = _json_dataset().load_dataset(args.input)
         qrels, iteration = dataset.qrels, dataset.trec_iteration
         unjudged = len(set(dataset.query_ids()) - set(qrels.query_ids()))
     else:
         _not_json_content(args.input)
-        qrels, unjudged = read_trec_qrels(args.input), 0
+        qrels, unjudged = read_trec_qrels(args.input, subtopics=args.subtopics), 0
         counts = qrels.frame.get_column("iteration").value_counts(sort=True)
         iteration = counts.row(0)[0]  # the most common one; JSON lists the others per judgment
         seen = tuple(sorted(qrels.frame.get_column("grade").unique().to_list()))
@@ -343,7 +399,7 @@ def _convert_columnar_qrels(args) -> int:
                          "convert the TREC qrels")
     if _columnar_name(args.input) is None and not is_json_name(args.input):
         _not_json_content(args.input)
-    qrels = load_dataset_any(args.input).qrels
+    qrels = load_dataset_any(args.input, subtopics=args.subtopics).qrels
     if kind_out is not None:
         columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out)
     else:

@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
     p.add_argument("measures", help='measures in ir_measures syntax, e.g. "nDCG@10 RR@10 R@100 AP"')
     p.add_argument("--against", help="comma-separated reference tools (default: trec_eval, pytrec_eval and "
                    "ir_measures; ranx only when named, see `trec-bridge tools which`)")
+    p.add_argument("--explain-policy", metavar="POLICIES",
+                   help="also walk strict to these policies no tool can be run for (the leaderboard scripts: msmarco, "
+                        "beir), comma-separated, and split each difference over the axes; --against none runs no tool")
     p.add_argument("--complete", action="store_true", help="run trec_eval with -c (every judged query in the mean)")
     add_report_options(p, per_query=False)
     add_system_arguments(p)
@@ -74,6 +77,8 @@ def io(args):
 
 def run(args) -> int:
     from ..crosscheck import crosscheck, tools_asked, write_reproducer
+    from ..errors import UsageError
+    from ..policy_explain import policies_asked
     from ..crosscheck_report import SUMMARY_HEADERS, full_report, render_text, summary_rows
     from ..evaluation import input_fingerprints
     from ..outputs import atomic_write
@@ -82,13 +87,17 @@ def run(args) -> int:
     from . import say_notes
 
     against = tools_asked(args.against)
+    explain = policies_asked(args.explain_policy)
+    if not against and not explain:
+        raise UsageError("E_USAGE", "--against none runs no tool: name a policy to explain with --explain-policy")
     measures = parse_measures(args.measures)
     given = given_system(args)
     loaded = load_inputs(args)
     with progress("cross-check") as shown:
         result = crosscheck(loaded.dataset, loaded.run, measures, against, split=loaded.split,
                             chunk_map=loaded.chunk_map, complete=args.complete,
-                            step=lambda text: setattr(shown, "detail", text))
+                            step=lambda text: setattr(shown, "detail", text), explain=explain,
+                            rank_run=_rank_reading(loaded, explain, args))
     meta = loaded.run.metadata  # the run's own test conditions and timing travel with the strict figures
     report = full_report(result, input_fingerprints(loaded.roles(), hashed=bool(args.json or args.html)),
                          system_for(given, meta), meta.get("timing"))
@@ -110,3 +119,11 @@ def run(args) -> int:
         note(f"{len(result.unexplained)} unexplained difference(s); minimal reproducer in {folder}/")
         return EXIT_UNEXPLAINED
     return EXIT_OK if result.strict.complete else EXIT_INCOMPLETE
+
+
+def _rank_reading(loaded, explain: list, args):
+    """The run read by its rank column, when a policy to explain reads TREC runs so (MS MARCO's script) and the
+    run was read by score because --order did not say otherwise."""
+    from ..policy_explain import needs_rank_reading
+
+    return loaded.load_run_other_order() if args.order is None and needs_rank_reading(loaded.run, explain) else None

@@ -20,6 +20,9 @@ def add_input_arguments(p, *, run: bool = True) -> None:
         p.add_argument("run", help="JSON run or TREC run file (plain or .gz)")
     p.add_argument("--split", help="only the dataset's queries of this split")
     p.add_argument("--queries", metavar="FILE", help="with TREC qrels: the query set, one query ID per line")
+    p.add_argument("--subtopics", action="store_true",
+                   help="the qrels are a diversity qrels ('qid subtopic docno grade', ndeval's layout; Parquet: the "
+                        "iteration column), for alpha_nDCG, ERR_IA, NRBP, P_IA, StRecall")
     p.add_argument("--rel", type=int_option("--rel", INT64_MIN), metavar="N",
                    help="relevance threshold (trec_eval -l; default: the dataset's, or 1 for TREC qrels)")
     p.add_argument("--order", choices=["score", "rank"], default=None,
@@ -81,7 +84,7 @@ def load_inputs(args, *, read_run: bool = True) -> Inputs:
     """
     from converters.detect import load_dataset_any
 
-    dataset = load_dataset_any(args.dataset, args.queries, args.rel)
+    dataset = load_dataset_any(args.dataset, args.queries, args.rel, getattr(args, "subtopics", False))
     inputs = Inputs(dataset, None, None, args.dataset, getattr(args, "run", None), args.queries, args.chunk_map,
                     args.split, run_order(args))
     if read_run and inputs.run_path:

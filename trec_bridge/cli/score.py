@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import EXIT_INCOMPLETE, EXIT_OK
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
 from ..integers import int_option
 from .inputs import add_input_arguments, load_inputs
 from .system_options import add_system_arguments, given_system, system_for
@@ -22,7 +22,8 @@ nDCG@k is linear gain (trec_eval's ndcg_cut.k); exponential gain by name:
 
 Exit codes: 0 complete; 1 invalid input (nothing scored); 2 incomplete run
 (missing or failed queries, scored 0 and kept in the mean; the report is
-still written); 4 acceptance gate failed (--gate).
+still written); 4 acceptance gate failed (--gate); 7 the Dask cluster of
+--dask could not be reached or lost a task past Dask's retries (nothing written).
 
 RAG acceptance (docs/rag.md): --gate [FILE] prints each gated measure's tier
 (excellent / good / pass / fail, thresholds from FILE or policy §8's table) and
@@ -45,6 +46,9 @@ def add_parser(sub) -> None:
                         "script's rules: msmarco, beir (docs/policy.md)")
     add_report_options(p)
     add_system_arguments(p)
+    p.add_argument("--dask", metavar="ADDRESS", help="score on a Dask cluster (scheduler address, e.g. "
+                   "tcp://host:8786): the run's parts are read and scored on its workers, which must read the "
+                   "run's path; the numbers and reports are the same (needs trec-bridge[dask])")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (docs/reports.md); with the RAG "
                    "options below, the acceptance report (docs/rag.md)")
     p.add_argument("--png-dir", metavar="DIR", help="also write the report's charts as PNG files here")
@@ -86,6 +90,9 @@ def run(args) -> int:
     from ..rag.options import AcceptanceOptions
 
     check_report_options(args)
+    if args.dask and AcceptanceOptions.from_args(args).requested():
+        raise UsageError("E_USAGE", "--dask scores the run on the cluster, and the RAG acceptance options read the "
+                         "whole run here: give one or the other")
     given = given_system(args)  # a bad --system is refused before anything is read
     options = AcceptanceOptions.from_args(args)
     plan = None
@@ -98,10 +105,12 @@ def run(args) -> int:
 
     policy = get_policy(args.policy)
     in_parts = plan is None and not args.chunk_map  # nothing needs the whole run in memory: read it in parts
-    loaded = load_inputs(args, read_run=not in_parts)
+    loaded = load_inputs(args, read_run=not in_parts and not args.dask)
     metadata: dict = {}
     result = score_file_in_parts(loaded.dataset, args.run, measures, policy, order=loaded.order, split=args.split,
-                                 fingerprint=bool(args.json), seen=metadata) if in_parts else None
+                                 fingerprint=bool(args.json), seen=metadata) if in_parts and not args.dask else None
+    if args.dask:
+        result, metadata = _on_cluster(args, loaded, measures, policy)
     prepared = None
     if result is None:
         if loaded.run is None:
@@ -112,6 +121,15 @@ def run(args) -> int:
     system = system_for(given, metadata)
     return _report(args, plan, loaded, prepared, result, plan.measure_notes if plan else measures.notes, system,
                    metadata.get("timing"))
+
+
+def _on_cluster(args, loaded, measures, policy):
+    """The run scored on the Dask cluster at ``--dask``: (result, the run's metadata)."""
+    from ..cluster import score_file
+    from ..part_scores import job_for
+
+    job = job_for(loaded.dataset, measures, policy, split=args.split, order=loaded.order, chunk_map=loaded.chunk_map)
+    return score_file(args.dask, job, args.run)
 
 
 def _report(args, plan, loaded, prepared, result, notes: list[str], system: dict | None, timing: dict | None) -> int:

@@ -27,9 +27,14 @@ worker reads the judgments once. A run with bad input does not stop the
 others: its row says "invalid" with the error code, its error is printed on
 standard error, and the other runs are scored and reported.
 
+With --dask ADDRESS the runs are scored on a Dask cluster's workers instead
+(one task a run; the workers read the run paths, so they must see the same
+files), with the same table and reports.
+
 Exit codes: 0 every run complete; 1 the dataset is invalid (nothing scored),
 or at least one run is invalid (the others are still scored and written);
-2 no run invalid but at least one incomplete."""
+2 no run invalid but at least one incomplete; 7 the Dask cluster could not be
+reached or lost a task past Dask's retries (nothing written)."""
 
 
 def add_parser(sub) -> None:
@@ -41,6 +46,8 @@ def add_parser(sub) -> None:
     p.add_argument("--policy", default="strict", help="as in score (docs/policy.md)")
     p.add_argument("--jobs", type=int_option("--jobs", 1), metavar="N",
                    help="worker processes (default: the number of cores; 1: score in this process)")
+    p.add_argument("--dask", metavar="ADDRESS", help="score on the Dask cluster at this scheduler address "
+                   "(tcp://host:8786) instead of local worker processes (needs trec-bridge[dask])")
     p.add_argument("--json-dir", metavar="DIR", help="write each run's JSON report to DIR/<run file name>.json")
     p.add_argument("--json-floats", action="store_true", help="as in score: the reports' numbers as floats only")
     p.add_argument("--format", choices=FORMATS, default="table",
@@ -61,20 +68,21 @@ def io(args):
 def run(args) -> int:
     import os
 
-    from ..many_runs import expand_runs, report_name, score_all
-    from ..outputs import atomic_write, make_dirs
+    from ..many_runs import expand_runs, report_name, score_all, warm_up
+    from ..outputs import make_dirs, write_many
     from . import say_notes
 
     runs = expand_runs(args.runs)
+    if not args.dask:
+        warm_up(args.jobs, len(runs))  # the workers' imports overlap reading the judgments here
     job = FileJob(args.dataset, args.queries, args.rel, args.split, args.chunk_map, args.order, args.policy,
-                  args.measures, json=bool(args.json_dir), json_floats=args.json_floats)
+                  args.measures, json=bool(args.json_dir), json_floats=args.json_floats, subtopics=args.subtopics)
     loaded = job.load()  # a bad dataset or measure is refused here, before any run is read
-    outcomes = score_all(job, runs, args.jobs)
+    outcomes = score_all(job, runs, args.jobs, cluster=args.dask)
     if args.json_dir:
         make_dirs(args.json_dir)
-        for o in outcomes:
-            if o.report_text is not None:
-                atomic_write(os.path.join(args.json_dir, report_name(o.run)), o.report_text)
+        write_many([(os.path.join(args.json_dir, report_name(o.run)), o.report_text) for o in outcomes
+                     if o.report_text is not None])
     sys.stdout.write(render_outcomes(outcomes, [str(m) for m in loaded["measures"]], args.format))
     for o in outcomes:
         if o.error is not None:
@@ -119,6 +127,7 @@ class FileJob:
     measures: str
     json: bool = False
     json_floats: bool = False
+    subtopics: bool = False  # --subtopics: the dataset is a diversity qrels
     _loaded: dict = field(default_factory=dict, repr=False, compare=False)
 
     def load(self):
@@ -132,9 +141,11 @@ class FileJob:
             from ..policy import get_policy
 
             args = Namespace(**{k: getattr(self, k) for k in ("dataset", "queries", "rel", "split", "chunk_map",
-                                                              "order", "policy")})
-            self._loaded.update(inputs=load_inputs(args, read_run=False), measures=parse_measures(self.measures),
-                                policy=get_policy(self.policy))
+                                                              "order", "policy", "subtopics")})
+            inputs, measures, policy = load_inputs(args, read_run=False), parse_measures(self.measures), \
+                get_policy(self.policy)
+            self._loaded.update(inputs=inputs, measures=measures, policy=policy, judgments=_judgments(
+                inputs.dataset, self.split, measures, policy))
         return self._loaded
 
     def score_one(self, run_path: str) -> RunOutcome:
@@ -159,10 +170,11 @@ class FileJob:
         result = None
         if not self.chunk_map:
             result = score_file_in_parts(inputs.dataset, run_path, measures, policy, order=inputs.order,
-                                         split=self.split, fingerprint=self.json)
+                                         split=self.split, fingerprint=self.json, judgments=loaded["judgments"])
         if result is None:
             _, result = score_whole(inputs.dataset, inputs.load_run(run_path), measures, policy,
                                     split=inputs.split, chunk_map=inputs.chunk_map)
+        self._share_protocol(result)
         label(result, inputs.dataset, measures.notes)
         text = None
         if self.json:
@@ -171,3 +183,24 @@ class FileJob:
             report = build_report(result, input_fingerprints(roles, hashed=True))
             text = json_report_text(report, SimpleNamespace(json_floats=self.json_floats))
         return RunOutcome(run_path, result=result, report_text=text)
+
+    def _share_protocol(self, result) -> None:
+        """Every run of the job has one protocol (the same dataset, measures and policy): its fingerprints are
+        computed for the first run only (hashing the judgments once per worker, not once per run)."""
+        from ..scorer import Known
+
+        known = self._loaded.get("protocol")
+        if known is None:
+            self._loaded["protocol"] = (Known(result.protocol_fingerprint), Known(result.protocol_parts()))
+        else:
+            result.protocol, result.protocol_parts = known
+
+
+def _judgments(dataset, split, measures, policy):
+    """The dataset checked, its split selected and joined with the query set once, for every run of the job
+    (refusing what ``score`` refuses before it reads a run)."""
+    from ..scorer import Judgments, refuse_unreproducible, select_checked
+
+    selected = select_checked(dataset, split)
+    refuse_unreproducible(selected, measures, policy)
+    return Judgments(selected)

@@ -8,7 +8,7 @@ import pkgutil
 from .base import FAMILIES, Measure, MeasureContext, Ranking, Values
 from .parse import parse_measures
 
-SHARED = {"base", "cwl", "gain_walk", "names", "parse", "rounding", "trec_names", "variants"}  # modules that define no family
+SHARED = {"base", "cwl", "gain_walk", "intent", "names", "parse", "rounding", "trec_names", "variants"}  # modules that define no family
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in SHARED:
         importlib.import_module(f".{_module.name}", __name__)

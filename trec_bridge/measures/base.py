@@ -94,6 +94,12 @@ class Ranking:
     grade: np.ndarray  # int64 per judged row
     qrels_query: np.ndarray  # int64 per judgment
     qrels_grade: np.ndarray  # int64 per judgment
+    # A diversity qrels only (subtopics.py): per judged row and per judgment (one per judged document, its
+    # highest grade above), the pair index into ``subtopics``, which holds every pair's subtopic judgments.
+    # None for an ordinary qrels, so the other measures' path builds and carries nothing more.
+    row_pair: np.ndarray | None = None
+    qrels_pair: np.ndarray | None = None
+    subtopics: object = None  # subtopics.SubtopicTable
     # what depends on the judgments alone (``judged``), shared by the rankings of one index's judgments:
     # every run an ``Evaluator`` scores, and each policy's ranking of one run
     memo: dict = field(default_factory=dict, repr=False, compare=False)
@@ -127,20 +133,23 @@ class Ranking:
         """
         if depth is None and not judged_only:
             return self
-        row_query, rank, grade, retrieved = self.row_query, self.rank, self.grade, self.retrieved
+        row_query, rank, grade, retrieved, pair = self.row_query, self.rank, self.grade, self.retrieved, self.row_pair
         if depth is not None:
             keep = rank <= depth
             row_query, rank, grade = row_query[keep], rank[keep], grade[keep]
+            pair = None if pair is None else pair[keep]
             retrieved = np.minimum(retrieved, depth)
         if judged_only:
             keep = grade >= 0
             row_query, grade = row_query[keep], grade[keep]
+            pair = None if pair is None else pair[keep]
             retrieved = np.bincount(row_query, minlength=self.n_queries).astype(np.int64)
             starts = np.flatnonzero(np.r_[True, row_query[1:] != row_query[:-1]]) if len(row_query) else row_query
             rank = np.arange(1, len(row_query) + 1, dtype=np.int64)
             if len(row_query):
                 rank -= np.repeat(starts, np.diff(np.append(starts, len(row_query))))
-        return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade, self.memo)
+        return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade, pair,
+                       self.qrels_pair, self.subtopics, self.memo)
 
     def in_cut(self, cutoff: int | None) -> np.ndarray:
         """Ranked documents per query within the top ``cutoff`` (all when None)."""
@@ -425,6 +434,12 @@ class Family:
     aggregate: str = "mean"
     # True: every value is a whole count (num_ret, ...): reports print it as an integer
     integer: bool = False
+    # True: a diversity measure, which reads per-subtopic judgments (Ranking.subtopics) and needs a diversity qrels
+    subtopics: bool = False
+    # True: a query's values (and terms) are the same bits whatever other queries the Ranking holds, so parts of a
+    # run scored apart merge exactly (part_scores.py); False: the kernel sums floats across queries (a running
+    # cumulative sum), and a part's values differ in the last bits, so its rows are merged, not its values
+    query_local: bool = True
 
     def native(self, tool: str):
         """The family's name in ``tool``'s vocabulary, or None when the tool does not compute it."""

@@ -40,4 +40,5 @@ register(Family("G", normalised_gain, rational=False, needs_cutoff=False, params
                 description="trec_eval's normalised gain G (gain = grade unless gains= maps it)",
                 takes_cutoff=False, defined=positive_gain, param_readers={"gains": read_gains},
                 refused_params={"rel": NO_REL},
-                tool_names={"trec_eval": gain_map_name("G", "G")}))
+                tool_names={"trec_eval": gain_map_name("G", "G")},
+                query_local=False))  # gain_walk: one cumulative float sum over every query

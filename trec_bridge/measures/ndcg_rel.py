@@ -45,4 +45,5 @@ register(Family("nDCG_rel", ndcg_rel, rational=False, needs_cutoff=False, params
                 description="trec_eval's ndcg_rel: nDCG averaged over the relevant (positive-gain) documents",
                 takes_cutoff=False, defined=positive_gain, param_readers={"gains": read_gains},
                 refused_params={"rel": NO_REL},
-                tool_names={"trec_eval": gain_map_name("nDCG_rel", "ndcg_rel")}))
+                tool_names={"trec_eval": gain_map_name("nDCG_rel", "ndcg_rel")},
+                query_local=False))  # gain_walk: one cumulative float sum over every query

@@ -173,7 +173,7 @@ def parse_measure(token: str) -> Measure:
     reader = family.cutoff_reader or _cutoff
     cutoff = reader(match["cutoff"], token) if match["cutoff"] is not None else None
     if cutoff is None and family.needs_cutoff:
-        example = "0.5" if family.cutoff_reader is not None else "10"  # IPrec@0.5: a level, not a rank
+        example = "10" if _reads(reader, "10", token) else "0.5"  # IPrec@0.5: a level, not a rank
         raise InvalidInput("E_CUTOFF", f"{name} needs a cutoff, e.g. {name}@{example} (in {quote(token)})")
     params = _params(match["params"], token) if match["params"] is not None else {}
     kwargs: dict = {}
@@ -196,6 +196,15 @@ def parse_measure(token: str) -> Measure:
     family.check_params({**kwargs, **extra}, token)
     extra = {k: v for k, v in extra.items() if not _is_default(family, k, v)}
     return Measure(family=name, cutoff=cutoff, **kwargs, extra=tuple(sorted(extra.items())))
+
+
+def _reads(reader, raw: str, token: str) -> bool:
+    """Whether a cutoff reader takes ``raw`` (the example a "needs a cutoff" message gives)."""
+    try:
+        reader(raw, token)
+    except InvalidInput:
+        return False
+    return True
 
 
 def _is_default(family, key: str, value) -> bool:

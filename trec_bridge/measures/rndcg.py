@@ -57,4 +57,5 @@ def defined(r: Ranking, m, ctx) -> np.ndarray:
 register(Family("RnDCG", rndcg, rational=False, needs_cutoff=False, params=frozenset({"rel", "gains"}),
                 description="trec_eval's Rndcg: nDCG averaged at the R-levels of the ideal ranking",
                 takes_cutoff=False, defined=defined, param_readers={"gains": read_gains},
-                tool_names={"trec_eval": gain_map_name("RnDCG", "Rndcg")}))
+                tool_names={"trec_eval": gain_map_name("RnDCG", "Rndcg")},
+                query_local=False))  # gain_walk: one cumulative float sum over every query

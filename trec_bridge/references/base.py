@@ -201,12 +201,14 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
 def check_unique(qrels: Qrels, frame: pl.DataFrame | None, tool: str) -> None:
     """Duplicates cannot reach a dict-based tool unchanged (the last would silently win): refuse them.
 
-    ``frame`` None: the run's reader already refused duplicates (``Run.unique_checked``).
+    ``frame`` None: the run's reader already refused duplicates (``Run.unique_checked``).  A diversity qrels
+    judges a document once per subtopic: its key is (query, subtopic, document).
     """
     for what, df in (("qrels", qrels.frame), ("run", frame)):
         if df is None:
             continue
-        dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        key = ("query_id", "iteration", "doc_id") if what == "qrels" and qrels.subtopics else ("query_id", "doc_id")
+        dup = df.filter(pl.struct(*key).is_duplicated())
         if dup.height:
             row = dup.row(0, named=True)
             raise unavailable(f"{tool} takes a dict, which cannot hold the {what}'s duplicate "

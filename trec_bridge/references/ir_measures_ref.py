@@ -11,6 +11,8 @@ in one pass).  The ranx provider is never used: it fails under pandas >= 3.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import re
 from typing import Callable
@@ -94,8 +96,11 @@ class IrMeasures(PythonReference):
 
     def refusal(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
         reason = self._reason(measure, effective_rel(measure, rel), gain_map(measure, qrels))
-        if reason is None and self._provider_name(measure, rel, qrels) == "gdeval":
+        provider = self._provider_name(measure, rel, qrels) if reason is None else None
+        if provider == "gdeval":
             reason = gdeval_reason(qrels.query_ids(), qrels.frame.get_column("grade").max())
+        if provider == "pyndeval":
+            reason = pyndeval_reason(measure)
         return reason
 
     def _provider_name(self, measure: Measure, rel: int, qrels: Qrels) -> str | None:
@@ -121,7 +126,8 @@ class IrMeasures(PythonReference):
         if synthetic:
             result.notes.append(f"synthetic scores n-position+1 for queries without scores: {synthetic}")
         check_unique(qrels, None if run.unique_checked else frame, self.name)  # the reader refused them
-        qd, rd = qrels_dict(qrels), run_dict(run, frame, include_empty=True)
+        rd = run_dict(run, frame, include_empty=True)
+        qd = qrels_dict(qrels) if set(groups) - {"pyndeval"} else {}  # pyndeval reads the subtopics (subtopic_list)
         empty = run.empty_queries()
         calls = []
         for pname, (provider, items) in groups.items():
@@ -137,12 +143,15 @@ class IrMeasures(PythonReference):
                 items = [(m, obj) for m, obj in items if str(m) not in refused]
                 if not items:
                     continue
+            if pname == "pyndeval":  # one call per pyndeval invocation, each on the qrels with their subtopics
+                calls += _pyndeval_calls(provider, items, subtopic_list(qrels), result)
+                continue
             objs = list(dict.fromkeys(obj for _, obj in items))
             result.command.append(f"ir_measures.{pname}.evaluator([{', '.join(native_name(o) for o in objs)}], qrels)"
                                   ".calc(run)")
-            calls.append((pname, provider, items, objs))
+            calls.append((pname, provider, items, objs, qd))
         context = f" (the run has explicit empty rankings: {empty})" if empty else ""
-        return lambda: _calculate(calls, qd, rd, context, result)
+        return lambda: _calculate(calls, rd, context, result)
 
     @staticmethod
     def _refusals(items: list, qrels: Qrels, rd: dict) -> dict[str, str]:
@@ -161,12 +170,15 @@ class IrMeasures(PythonReference):
         return out
 
 
-def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
+def _calculate(calls: list, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
     """The providers' calls only (no polars: this may run in a forked child, references/isolate.py)."""
     logging.getLogger("ir_measures.cwl_eval").disabled = True  # its grade-range notes would flood stderr
-    for pname, provider, items, objs in calls:
+    for pname, provider, items, objs, qd in calls:
         try:
-            calc = provider.evaluator(objs, qd).calc(rd)
+            with contextlib.redirect_stderr(io.StringIO()) as said:  # pyndeval's one-subtopic warning, kept as a note
+                calc = provider.evaluator(objs, qd).calc(rd)
+            if said.getvalue().strip():
+                result.notes.append(f"ir_measures ({pname} provider) warned: {said.getvalue().strip()}")
         except Exception as exc:  # noqa: BLE001 - a provider bug must not hide the other providers' numbers
             for m, _ in items:
                 result.failed[str(m)] = f"{pname} provider raised {type(exc).__name__}: {exc}{context}"
@@ -183,6 +195,56 @@ def _calculate(calls: list, qd: dict, rd: dict, context: str, result: ReferenceR
             result.served_by[key] = pname
             result.native[key] = native_name(obj)
     return result
+
+
+PYNDEVAL_DEPTH = 20  # ndeval's DEPTH: pyndeval asserts every cutoff is at most 20
+
+
+def pyndeval_reason(measure: Measure) -> str | None:
+    """Why ir_measures' pyndeval provider (the diversity measures) cannot compute ``measure``, or None."""
+    if measure.param("judged_only", False):
+        return ("served by pyndeval, whose ir_measures provider fails on judged_only=True (ir_measures 0.4.3 indexes "
+                "the run's generator as a dict: TypeError)")
+    if measure.cutoff is not None and measure.cutoff > PYNDEVAL_DEPTH:
+        return f"served by pyndeval, which computes to depth {PYNDEVAL_DEPTH} only (it asserts cutoff <= 20)"
+    return None
+
+
+def subtopic_list(qrels: Qrels) -> list:
+    """The qrels as ir_measures' Qrel items with their iteration, which its pyndeval provider reads as the
+    subtopic (a {query: {doc: grade}} dict would give every judgment subtopic '0')."""
+    import ir_measures
+
+    return [ir_measures.Qrel(q, d, int(g), it) for q, it, d, g in
+            qrels.frame.select("query_id", "iteration", "doc_id", "grade").iter_rows()]
+
+
+def _pyndeval_calls(provider, items: list, qrels: list, result: ReferenceResult) -> list:
+    """The pyndeval provider's measures, one evaluator per invocation ir_measures would make for them.
+
+    ir_measures' provider runs one pyndeval RelevanceEvaluator per (rel, alpha, beta, judged_only) and hands
+    each the same run generator, so every evaluator after the first sees an empty run and scores each query
+    its default 0 (ir_measures 0.4.3); called one invocation at a time, each measure gets pyndeval's numbers.
+    """
+    by_call: dict[tuple, list] = {}
+    for m, obj in items:
+        by_call.setdefault(pyndeval_call(obj), []).append((m, obj))
+    calls = []
+    for group in by_call.values():
+        objs = list(dict.fromkeys(obj for _, obj in group))
+        result.command.append(f"ir_measures.pyndeval.evaluator([{', '.join(native_name(o) for o in objs)}], "
+                              "qrels with iteration as subtopic).calc(run)")
+        calls.append(("pyndeval", provider, group, objs, qrels))
+    return calls
+
+
+def pyndeval_call(obj) -> tuple:
+    """The (rel, alpha, beta, judged_only) of the pyndeval invocation ir_measures' provider makes for ``obj``
+    (PyNdEvalProvider._build_invokers)."""
+    alpha = obj["alpha"] if obj.NAME in ("alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP") else 0.5
+    beta = obj["beta"] if obj.NAME in ("NRBP", "nNRBP") else 0.5
+    judged_only = obj["judged_only"] if obj.NAME not in ("NRBP", "nNRBP", "StRecall") else False
+    return obj["rel"], alpha, beta, judged_only
 
 
 GDEVAL_TOP_GRADE = 4  # gdeval.pl's MAX_JUDGMENT
@@ -223,7 +285,8 @@ register(Tool("ir_measures", IrMeasures, IR_MEASURES, reasons={
     ("measure_orderings", IR_MEASURES.measure_orderings):
         "RR@k goes to the msmarco provider, Judged to the judged provider and Compat to the compat provider, which "
         "sort double scores with ties by docno ascending; ERR@k goes to gdeval (double scores, ties by docno "
-        "descending) and RBP, SDCG, NERR*, INST, INSQ to cwl_eval (a stable sort of double scores)",
+        "descending), RBP, SDCG, NERR*, INST, INSQ to cwl_eval (a stable sort of double scores), and the diversity "
+        "measures (alpha_nDCG, ERR_IA, NRBP, P_IA, StRecall) to pyndeval (double scores, ties by docno ascending)",
     ("printed_digits", IR_MEASURES.printed_digits):
         "ERR@k goes to the gdeval provider, a perl script whose per-query values ir_measures reads back from its "
         "5-decimal printout"}))

@@ -257,7 +257,7 @@ class Resident(Collected):
         data, why = worker.receive(wait)
         if data is None:
             self._workers.pop(self._tool, None)
-            signum = worker.stop()
+            signum = worker.stop(grace=0.0 if why == "timeout" else 5.0)  # its pipe closed: it is ending
             if why == "timeout":
                 raise failed(f"{self._tool} failed: it did not finish within {self._timeout} s")
             if signum:
@@ -349,22 +349,28 @@ class _Worker:
             left -= len(chunk)
         return b"".join(chunks)
 
-    def stop(self) -> int:
-        """Kill and reap the child; the signal that ended it (0 when it exited by itself)."""
+    def stop(self, grace: float = 0.0) -> int:
+        """Reap the child, killing it if it has not ended within ``grace`` seconds; the signal that ended it
+        (0 when it exited by itself or was killed here)."""
         for fd in (self.tasks, self.results):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        deadline = time.monotonic() + grace
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid == 0:
-                os.kill(self.pid, signal.SIGKILL)
-                _, status = os.waitpid(self.pid, 0)
-                return 0
-            return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        except ChildProcessError:
-            return 0
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.005)
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ChildProcessError, ProcessLookupError):
+            pass
+        return 0
 
 
 def _serve(task: Callable[[], ReferenceResult], budget: int, tasks: int, results: int) -> None:
