@@ -244,6 +244,38 @@ def _copy(text: str) -> str:
     return "".join(list(text))
 
 
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]"])
+def test_arrow_text_columns_score_as_object_ones(dtype, monkeypatch):
+    """pandas 3 keeps text in Arrow where pyarrow is installed: those columns are handed to polars whole
+    (python_objects._arrow_strings), never one Python object a row, and score as the same rows held as objects
+    do, in one Arrow chunk or several (frames concatenated); a missing ID is refused with the same code."""
+    pytest.importorskip("pyarrow", reason="pandas stores text in Arrow only with pyarrow")
+    from converters import python_objects
+
+    rng = random.Random(dtype)
+    qrels, run = case(rng, 5, 30)
+    rows = [(str(q), str(d), s) for q, docs in run.items() for d, s in docs.items()]
+    rng.shuffle(rows)
+    qrels = {str(q): {str(d): g for d, g in j.items()} for q, j in qrels.items()}
+    half = len(rows) // 2
+    arrow = pd.concat([_object_frame(part).astype({"query_id": dtype, "doc_id": dtype})
+                       for part in (rows[:half], rows[half:])], ignore_index=True)
+    assert arrow["doc_id"].dtype.storage == "pyarrow"
+    assert arrow["doc_id"].array._pa_array.num_chunks == 2  # pandas' own chunks (private: the test's premise only)
+    taken = []
+    real = python_objects._arrow_strings
+    monkeypatch.setattr(python_objects, "_arrow_strings", lambda c: taken.append(real(c)) or taken[-1])
+    for policy in ("strict", "trec_eval", "ir_measures"):
+        ev = tb.Evaluator(qrels, measures_of(policy), policy)
+        assert_same(outcome(lambda: ev.score(arrow)), outcome(lambda: ev.score(_object_frame(rows))), policy)
+        assert_same(*both(ev, arrow), policy)
+    assert any(isinstance(t, pl.Series) for t in taken)
+    missing = arrow.astype({"doc_id": object})
+    missing.loc[3, "doc_id"] = None
+    assert outcome(lambda: tb.score(qrels, missing.astype({"doc_id": dtype}), "P@5")) == \
+        outcome(lambda: tb.score(qrels, missing, "P@5")) == "E_USAGE"
+
+
 def _object_frame(rows: list) -> pd.DataFrame:
     """A frame whose ID columns hold the rows' Python objects: what pandas < 3 builds from Python data (pandas 3
     with pyarrow stores text in an Arrow column instead, read whole)."""
