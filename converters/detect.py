@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import polars as pl
-
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import head_bytes, read_input_bytes
 from trec_bridge.model import Dataset, Query, Run
@@ -242,6 +240,8 @@ def load_dataset_any(path: str | Path, queries_file: str | Path | None = None, t
         ids = read_query_ids(queries_file)
         judged = set(qrels.query_ids())
         outside = [q for q in qrels.query_ids() if q not in set(ids)]
+        import polars as pl
+
         qrels = qrels.with_frame(qrels.frame.filter(pl.col("query_id").is_in(ids)))
         source = "query_file"
         extra = {"query_file": str(queries_file), "judged_queries_not_in_query_file": outside,

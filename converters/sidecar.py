@@ -8,17 +8,19 @@ TREC file by SHA-256, so a manifest is never applied to a file edited since.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from trec_bridge.errors import InvalidInput, TrecBridgeError
 from trec_bridge.files import sha256_file
 from trec_bridge.model import QueryOrder, Run
 from trec_bridge.messages import quote
+
+if TYPE_CHECKING:  # polars is imported where a frame is built: asking for a sidecar's path loads none
+    import polars as pl
 
 FORMAT = "trec-bridge.sidecar"
 VERSION = 1
@@ -36,6 +38,8 @@ def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: st
     counts = dict(frame.group_by("query_id").len().iter_rows()) if frame.height else {}
     unscored, original = [], {}
     if synthetic:
+        import polars as pl
+
         sub = frame.filter(pl.col("query_id").is_in(synthetic))
         for (qid,), part in sub.group_by("query_id", maintain_order=True):
             scores = part.get_column("score")
@@ -65,6 +69,8 @@ def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: st
 
 def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
     """The manifest as JSON text (compact when it holds many scores); raise before anything is written."""
+    import json  # here and below: asking for a sidecar's path (every TREC run read) imports no JSON machinery
+
     big = sum(len(v) for v in manifest.get("original_scores", {}).values()) > 100_000
     try:
         text = json.dumps(manifest, ensure_ascii=False, allow_nan=False, indent=None if big else 1) + "\n"
@@ -77,6 +83,8 @@ def render_manifest(manifest: dict, path: str | os.PathLike) -> str:
 
 def _metadata_reads_back(metadata, path) -> None:
     """The free-form metadata must pass the strict reader (int64, depth), or the sidecar could not be read."""
+    import json
+
     from .strict_json import encode_checked
 
     try:
@@ -186,6 +194,8 @@ def apply_run_manifest(run: Run, manifest: dict, side: str) -> Run:
 
 
 def _restore_scores(frame: pl.DataFrame, replace: dict[str, list]) -> pl.DataFrame:
+    import polars as pl
+
     keys = list(replace)
     lens = np.array([len(replace[q]) for q in keys], dtype=np.int64)
     offsets = np.repeat(np.cumsum(lens) - lens, lens)

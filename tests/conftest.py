@@ -55,6 +55,9 @@ SLOW_FILES = frozenset({
 # Single tests that take seconds of CPU each (a real benchmark replayed, ranx's JIT, thousands of
 # hypothesis examples, several subprocesses), by file::function: slow, the rest of their file stays quick.
 SLOW_TESTS = frozenset({
+    "test_small_inputs.py::test_each_measure_under_each_policy",  # each measure alone, three ways (~3 s a policy)
+    "test_small_inputs.py::test_real_runs",  # official DL19 runs scored three ways (~5 s)
+    "test_small_inputs.py::test_golden_scenarios",  # every golden case three ways (~14 s)
     "test_system_meta.py::test_report_terminal_and_html_show_the_system",  # issue 23: renders an HTML page (~2 s)
     "test_run_timing.py::test_timing_in_terminal_json_and_html",
     "test_system_meta.py::test_the_acceptance_page_shows_the_system",  # issue 23: renders an HTML page
@@ -113,7 +116,7 @@ SLOW_TESTS = frozenset({
     "test_outputs.py::test_a_signal_during_start_up_is_one_line",  # a subprocess per signal, killed at start-up
     "test_outputs.py::test_html_and_png_are_one_set",  # renders an HTML page and its charts (~1 s)
 })
-# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation``.
+# The mutation check, its own CI step (.ci/run): ``-m "not mutation"`` then ``-m mutation`` (both on two cores).
 MUTATION_FILES = frozenset({"test_mutants.py"})
 
 

@@ -21,7 +21,8 @@ Out of scope on purpose: duplicate documents (the strict scorer rejects them
 before any tool runs, and the tools disagree among themselves: fatal, dict
 overwrite) and IDs with whitespace (a TREC line cannot carry them).
 
-The examples are derandomized, so CI runs the same 300 per reference every time.
+The examples are derandomized, so CI runs the same ones per reference every time (how many:
+tests/examples_budget.py).
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ from trec_bridge.errors import ReferenceUnavailable
 from trec_bridge.measures import parse_measures
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 from trec_bridge.references import get
+
+from .examples_budget import DIFFERENTIAL_EXAMPLES
 
 MEASURES = parse_measures("R@5 P@5 RR RR@3 AP AP@5 nDCG nDCG@5 Success@3 Judged@5 nDCG(gain=exp) R@2 P(rel=2)@3 "
                           "SetP SetRelP SetR SetAP SetF binG G nDCG_rel RnDCG Utility infAP")
@@ -195,7 +198,7 @@ def with_named_cases(test):
     return test
 
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=DIFFERENTIAL_EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -24,6 +24,8 @@ from trec_bridge.measures import parse_measures
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 from trec_bridge.references import get
 
+from .examples_budget import DIFFERENTIAL_EXAMPLES
+
 MEASURES = parse_measures("alpha_nDCG@3 alpha_nDCG@10 alpha_nDCG(alpha=0.3)@5 alpha_nDCG(alpha=1)@4 ERR_IA@2 "
                           "ERR_IA@10 ERR_IA(rel=2)@5 NRBP NRBP(alpha=0.7,beta=0.8) NRBP(rel=2) P_IA@5 P_IA(rel=2)@3 "
                           "StRecall@2 StRecall@20")
@@ -51,7 +53,7 @@ def cases(draw):
     return dataset, Run(pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row"), queries=tuple(rankings))
 
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=DIFFERENTIAL_EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
 

@@ -24,6 +24,8 @@ from trec_bridge.measures import parse_measures
 from trec_bridge.model import QRELS_SCHEMA, RUN_SCHEMA, Dataset, Qrels, Query, Run
 from trec_bridge.references import get
 
+from .examples_budget import DIFFERENTIAL_EXAMPLES
+
 CASCADE = parse_measures("ERR@3 ERR@10 RBP(rel=1) RBP(p=0.5,rel=2) RBP(p=0.95) SDCG(max_rel=3)@3 "
                          "NERR8(max_rel=3)@3 NERR9(max_rel=3)@5 NERR10(max_rel=3,p=0.7) NERR11(max_rel=3,T=2.0) "
                          "INST(max_rel=3) INST(max_rel=3,T=2.0) INSQ(max_rel=3,T=1.5) SDCG(min_rel=1,max_rel=3)@5")
@@ -64,7 +66,7 @@ def check(dataset: Dataset, run: Run, measures) -> None:
             assert abs(emulated[q].values[name] - value) <= 1e-9, (name, q, emulated[q].values[name], value)
 
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=DIFFERENTIAL_EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 needs_providers = pytest.mark.skipif(not get("ir_measures").available(), reason="ir_measures is not installed")
 

@@ -16,6 +16,7 @@ import subprocess
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from tests.examples_budget import DIFFERENTIAL_EXAMPLES
 from tests.integration.dropin_support import drop_in, supported_names
 from trec_bridge.measures.trec_names import registered
 
@@ -86,7 +87,7 @@ def level_of(options: list[str]) -> int:
     return 1
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=DIFFERENTIAL_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(qrels_text=qrels(), run_text=runs(), options=flags(), measures=measure_options())
 def test_random_options_match_the_binary(tmp_path, trec_eval_binary, qrels_text, run_text, options, measures):

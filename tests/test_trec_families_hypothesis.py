@@ -3,7 +3,7 @@
 The generated cases are the cross-check property's (tests/test_crosscheck_hypothesis.py: score ties and
 float32 near-ties, missing queries, run-only queries, queries without relevant documents, negative grades,
 rankings shorter than every cutoff, thresholds 1 and 2, trec_eval with and without -c); every example
-scores every family group below at once, so each group meets 300 generated examples per tool (the real
+scores every family group below at once, so each group meets every generated example per tool (the real
 trec_eval 9.0.4 binary, pytrec_eval, ir_measures where it has the measure).
 """
 from __future__ import annotations

@@ -22,6 +22,7 @@ from trec_bridge.policy import IR_MEASURES, PYTREC_EVAL, STRICT, TREC_EVAL, TREC
 from trec_bridge.reconcile import Rescorer, walk_axes
 from trec_bridge.scorer import prepare, score
 
+from .examples_budget import DIFFERENTIAL_EXAMPLES
 from .test_crosscheck_hypothesis import MEASURES, Case, cases, with_named_cases
 
 TARGETS = (TREC_EVAL, TREC_EVAL_C, PYTREC_EVAL, IR_MEASURES)
@@ -66,7 +67,7 @@ def check(dataset: Dataset, run: Run, measures, **where) -> Rescorer | None:
     return steps
 
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=DIFFERENTIAL_EXAMPLES // 4, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

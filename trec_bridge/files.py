@@ -7,18 +7,19 @@ re-exported here for the callers that import it from this module).
 """
 from __future__ import annotations
 
-import gzip
-import hashlib
 import os
 import stat
-import threading
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import memory_guard
 from .errors import InvalidInput
 from .outputs import atomic_write  # noqa: F401 - re-exported
 from .progress import progress
+
+if TYPE_CHECKING:  # hashlib (OpenSSL's set-up), gzip and threading are imported where used: start-up stays light
+    import threading
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
@@ -86,6 +87,8 @@ def _gunzip_guarded(fh, head: bytes, path: Path, info: os.stat_result) -> bytes:
     block is larger than ``_BLOCK``.
     """
     name = str(path)
+    import hashlib
+
     guard = memory_guard.Guard(name, _gunzip_head(head), streamed=True)
     digest = hashlib.sha256(head)
     blocks: list[bytes] = []
@@ -130,6 +133,8 @@ def head_bytes(path: str | os.PathLike, n: int = 4096) -> bytes:
         with open(path, "rb") as fh:
             head = fh.read(n)
         if head[:2] == GZIP_MAGIC:
+            import gzip
+
             with gzip.open(path, "rb") as fh:
                 head = fh.read(n)
     except (OSError, EOFError, zlib.error):
@@ -149,6 +154,9 @@ def _file_key(path: Path, info: os.stat_result) -> tuple:
 
 
 def _digest_in_background(path: Path, info: os.stat_result, data: bytes) -> None:
+    import hashlib
+    import threading
+
     out: list[str] = []
     worker = threading.Thread(target=lambda: out.append(hashlib.sha256(data).hexdigest()), daemon=True)
     worker.start()
@@ -169,6 +177,8 @@ def sha256_file(path: str | os.PathLike) -> str:
         from .urls import sha256_url
 
         return sha256_url(str(path))
+    import hashlib
+
     if os.path.isdir(path):
         h = hashlib.sha256()
         for p in sorted(q for q in Path(path).rglob("*") if q.is_file()):
@@ -188,4 +198,6 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 
 def sha256_bytes(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()

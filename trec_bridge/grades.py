@@ -15,10 +15,13 @@ however it was built) apply this one rule with ``first_out_of_range`` and
 """
 from __future__ import annotations
 
-from typing import Iterable
+import sys
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from .errors import InvalidInput
 
@@ -28,7 +31,8 @@ GRADE_MAX = 1023
 
 def first_out_of_range(grades: pl.Series | Iterable[int]) -> int | None:
     """Position of the first grade outside GRADE_MIN..GRADE_MAX (nulls are not this rule's business)."""
-    if isinstance(grades, pl.Series):
+    pl = sys.modules.get("polars")  # a Series exists only once polars is loaded: a list of grades never loads it
+    if pl is not None and isinstance(grades, pl.Series):
         bad = ((grades < GRADE_MIN) | (grades > GRADE_MAX)).fill_null(False)
         return int(bad.arg_true()[0]) if bad.any() else None
     for i, g in enumerate(grades):

@@ -21,17 +21,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cache
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import polars as pl
 
 from .fingerprint import canonical_sha256
 from .ordering import pair_keys
 
-RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64}
-QRELS_SCHEMA = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
-CHUNK_SCHEMA = {"chunk_id": pl.String, "doc_id": pl.String}
+if TYPE_CHECKING:
+    import polars as pl
+
+
+@cache
+def _schemas() -> dict[str, dict]:
+    """RUN_SCHEMA, QRELS_SCHEMA and CHUNK_SCHEMA, made when first asked for: importing the model loads no polars
+    (``score`` on small TREC files never does: cli/quick.py)."""
+    import polars as pl
+
+    return {"RUN_SCHEMA": {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64},
+            "QRELS_SCHEMA": {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64},
+            "CHUNK_SCHEMA": {"chunk_id": pl.String, "doc_id": pl.String}}
+
+
+def __getattr__(name: str):
+    if name in ("RUN_SCHEMA", "QRELS_SCHEMA", "CHUNK_SCHEMA"):
+        return _schemas()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 Completeness = Literal["exhaustive", "pooled"]
 QuerySource = Literal["dataset", "qrels", "query_file"]
@@ -105,7 +121,9 @@ class Qrels:
 
     @staticmethod
     def empty() -> "Qrels":
-        return Qrels(pl.DataFrame(schema=QRELS_SCHEMA))
+        import polars as pl
+
+        return Qrels(pl.DataFrame(schema=_schemas()["QRELS_SCHEMA"]))
 
     def with_frame(self, frame: pl.DataFrame) -> "Qrels":
         """The same kind of qrels (source, subtopics) over other rows (a subset of these)."""
@@ -242,6 +260,8 @@ class Dataset:
 
     def select_split(self, split: str | None) -> "Dataset":
         """The same dataset restricted to one split (None: all queries)."""
+        import polars as pl
+
         if split is None:
             return self
         keep = tuple(q for q in self.queries if q.split == split)

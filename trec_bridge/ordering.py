@@ -16,18 +16,20 @@
   negated scores in the order the rows are handed over, which moves tied
   rows of rankings longer than 15 (``quicksort_order``).
 
-A leaf module at run time (numpy and polars; ``policy`` only for type
-hints), so ``model``, ``ranking``, the converters and the references can all
-import it.
+A leaf module at run time (numpy, and polars inside the functions that build
+polars objects, so that importing it loads no polars; ``policy`` only for
+type hints), so ``model``, ``ranking``, the converters and the references can
+all import it.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .policy import Ordering
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -71,6 +73,8 @@ def synthetic_scores(length: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 def synthetic_score_expr() -> pl.Expr:
     """``synthetic_scores`` as a polars expression over rows grouped by query in rank order."""
+    import polars as pl
+
     position = pl.int_range(1, pl.len() + 1).over("query_id")
     return (pl.len().over("query_id") - position + 1).cast(pl.Float64)
 
@@ -89,9 +93,26 @@ def sort_key(frame: pl.DataFrame, qidx: np.ndarray, rank: np.ndarray, ordering: 
         missing = np.isnan(key) & score.is_null().to_numpy()
         lengths = np.bincount(qidx)[qidx[missing]]
         key[missing] = synthetic_scores(lengths, rank[missing])
-    if ordering.precision == "float32":
-        key = as_float32(key)
-    return key
+    return key_at_precision(key, ordering)
+
+
+def key_at_precision(score: np.ndarray, ordering: Ordering) -> np.ndarray:
+    """Scores (every row has one) as ``ordering`` reads them: doubles, or float32 (``as_float32``)."""
+    return as_float32(score) if ordering.precision == "float32" else score
+
+
+# Document IDs are a polars Series where a reader made them, or a numpy array of bytes or str
+# (converters/trec_plain.py reads small files without polars): Python compares bytes in byte order, and str by
+# code point, which is UTF-8's byte order too.
+
+def _at(doc, rows: np.ndarray):
+    """``doc``'s IDs at ``rows`` (a Series or a numpy array, as given)."""
+    return doc[rows] if isinstance(doc, np.ndarray) else doc.gather(rows)
+
+
+def _after(first, second, descending: bool = True) -> np.ndarray:
+    """Per pair: True where ``second`` follows ``first`` in byte order, descending or ascending (bool array)."""
+    return np.asarray(first > second if descending else first < second, dtype=bool)
 
 
 # ---------------------------------------------------------------- trec_eval's order
@@ -107,7 +128,7 @@ def in_trec_order(same: np.ndarray, score: np.ndarray, doc: pl.Series) -> np.nda
     ok[1:] |= score[:-1] > score[1:]
     tie_rows = np.flatnonzero(~ok & np.r_[False, score[:-1] == score[1:]])
     if tie_rows.size:
-        ok[tie_rows] = (doc.gather(tie_rows - 1) > doc.gather(tie_rows)).to_numpy()
+        ok[tie_rows] = _after(_at(doc, tie_rows - 1), _at(doc, tie_rows))
     return ok
 
 
@@ -158,10 +179,19 @@ def _by_query_then_score(qidx: np.ndarray, score: np.ndarray, doc: pl.Series, ro
         at = np.flatnonzero(in_tie)
         group = np.cumsum(~tied)[at]  # one number per run of tied rows
         tied_rows = order[at] if rows is None else rows[order[at]]  # ``rows``: where each row is in ``doc``
-        sub = (pl.DataFrame({"g": group, "d": doc.gather(tied_rows), "p": at})
-               .sort(["g", "d"], descending=[False, True]))
-        order[at] = order[sub.get_column("p").to_numpy()]
+        order[at] = order[at[_by_group_then_doc_desc(group, _at(doc, tied_rows))]]
     return order
+
+
+def _by_group_then_doc_desc(group: np.ndarray, doc) -> np.ndarray:
+    """Order of entries by ``group`` ascending, then document ID descending (byte order)."""
+    if isinstance(doc, np.ndarray):  # a few tied rows of a small file: Python's sort (stable)
+        by_doc = sorted(range(len(doc)), key=doc.__getitem__, reverse=True)
+        return np.asarray(sorted(by_doc, key=group.__getitem__), dtype=np.int64)
+    import polars as pl
+
+    return (pl.DataFrame({"g": group, "d": doc, "p": np.arange(len(group))})
+            .sort(["g", "d"], descending=[False, True]).get_column("p").to_numpy())
 
 
 # ---------------------------------------------------------------- a policy's order
@@ -178,8 +208,7 @@ def rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Seri
     rises = _inside_a_query(np.flatnonzero(key[1:] > key[:-1]) + 1, starts)
     tie = _inside_a_query(np.flatnonzero(key[1:] == key[:-1]) + 1, starts)
     if len(tie) and ordering.tie_break != "input":  # "input": a stable sort, ties stay in row order
-        first, second = doc.gather(tie - 1), doc.gather(tie)
-        right = ((first > second) if ordering.tie_break == "doc_desc" else (first < second)).to_numpy()
+        right = _after(_at(doc, tie - 1), _at(doc, tie), ordering.tie_break == "doc_desc")
         rises = np.concatenate([rises, tie[~right]])
     if len(rises) == 0:
         return rises
@@ -193,6 +222,48 @@ def rows_of_misordered_queries(starts: np.ndarray, key: np.ndarray, doc: pl.Seri
 def _inside_a_query(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The rows that are not the first of their query (so compared above with a row of the same query)."""
     return rows[starts[np.searchsorted(starts, rows, side="right") - 1] != rows]
+
+
+def sort_by(columns: list[str], descending: list[bool], ordering: Ordering, doc: str = "doc") -> dict:
+    """A stable sort's columns and directions: the key's, then the document ID unless ties stay in row order
+    ("input"), descending for "doc_desc"."""
+    if ordering.tie_break == "input":
+        return {"by": columns, "descending": descending}
+    return {"by": columns + [doc], "descending": descending + [ordering.tie_break == "doc_desc"]}
+
+
+def in_policy_order(rows: np.ndarray, block: np.ndarray, key: np.ndarray, doc, ordering: Ordering) -> np.ndarray:
+    """``rows`` (ascending; whole queries, ``block`` numbering each row's query in row order) in ``ordering``'s
+    order (``sort_by``: block, ``key`` descending, then the document ID, a stable sort)."""
+    spec = sort_by(["block", "key"], [False, True], ordering)
+    if isinstance(doc, np.ndarray):  # the few queries of a small file that a policy re-sorts: Python's stable sort
+        keys, blocks, order = key[rows].tolist(), block.tolist(), range(len(rows))
+        if len(spec["by"]) > 2:  # ties by document ID: sorted by it first, the stable sort below keeps that
+            order = sorted(order, key=doc[rows].__getitem__, reverse=spec["descending"][2])
+        order = sorted(order, key=lambda i: (blocks[i], -keys[i]))
+        return rows[np.asarray(order, dtype=np.int64)]
+    import polars as pl
+
+    frame = pl.DataFrame({"row": rows, "block": block, "key": key[rows], "doc": _at(doc, rows)})
+    return frame.sort(**spec, maintain_order=True).get_column("row").to_numpy()
+
+
+def policy_ranks(starts: np.ndarray, key: np.ndarray, doc, rank: np.ndarray, ordering: Ordering) -> np.ndarray:
+    """Each row's rank in ``ordering``'s order (by ``key``, ``sort_key``'s), for rows grouped by query (contiguous
+    from ``starts``) in the reader's order, ``rank`` their positions 1..n there.
+
+    Rows are not moved: a query found out of order gets new ranks for its
+    rows (only such queries are sorted), which is all the kernels need.
+    """
+    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
+        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break])
+    rows = rows_of_misordered_queries(starts, key, doc, ordering)
+    if len(rows) == 0:
+        return rank
+    block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their query
+    new_rank = rank.copy()
+    new_rank[in_policy_order(rows, block, key, doc, ordering)] = rank[rows]  # the k-th in key order takes position k
+    return new_rank
 
 
 # ---------------------------------------------------------------- ranx's order (numba's quicksort)

@@ -30,10 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
-import shutil
 import stat
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,6 +260,9 @@ class Outputs:
 
     @staticmethod
     def _temporary(target: Path, shown: str) -> tuple[int, Path]:
+        import tempfile  # with secrets and shutil, imported when a file is written: a command that only prints
+        # (score's table) starts without them
+
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:_MAX_PREFIX]}.", suffix=".tmp", dir=target.parent)
         except OSError as exc:
@@ -358,6 +358,9 @@ def _backup(target: Path) -> Path | None:
     """
     if not os.path.lexists(target):
         return None
+    import secrets
+    import shutil
+
     backup = target.parent / f".{target.name[:_MAX_PREFIX]}.{secrets.token_hex(8)}.old.tmp"
     try:
         os.link(target, backup)

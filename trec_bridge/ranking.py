@@ -22,8 +22,8 @@ import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import (QUICKSORT_PASSES, pair_keys, positions, quicksort_ranks, rows_of_misordered_queries,
-                       search_in_order, sort_key)
+from .ordering import (QUICKSORT_PASSES, pair_keys, policy_ranks, positions, quicksort_ranks, search_in_order,
+                       sort_by, sort_key)
 from .policy import Ordering
 from .subtopics import SubtopicTable
 
@@ -241,18 +241,7 @@ def _ordered(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering, starts: 
         if len(np.unique(qidx[starts])) != len(starts):  # a query in two blocks (not from our readers)
             return _sorted_fully(frame, qidx, ordering)
     key = sort_key(frame, qidx, rank, ordering)
-    if ordering.tie_break in QUICKSORT_PASSES:  # ranx: numba's unstable sort of the rows as handed over
-        return quicksort_ranks(starts, key, rank, QUICKSORT_PASSES[ordering.tie_break]), qidx, frame
-    doc = frame.get_column("doc_id")
-    rows = rows_of_misordered_queries(starts, key, doc, ordering)
-    if len(rows) == 0:
-        return rank, qidx, frame
-    block = np.searchsorted(starts, rows, side="right")  # blocks in row order, whatever their qidx
-    by_key = (pl.DataFrame({"row": rows, "block": block, "key": key[rows], "doc": doc.gather(rows)})
-              .sort(**_sort_by(["block", "key"], [False, True], ordering), maintain_order=True))
-    new_rank = rank.copy()
-    new_rank[by_key.get_column("row").to_numpy()] = rank[rows]  # the k-th in key order takes position k
-    return new_rank, qidx, frame
+    return policy_ranks(starts, key, frame.get_column("doc_id"), rank, ordering), qidx, frame
 
 
 def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> tuple[np.ndarray, np.ndarray, pl.DataFrame]:
@@ -267,17 +256,10 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
         ranks = quicksort_ranks(starts, keyed.get_column("_key").to_numpy(), positions(starts, len(qidx)),
                                 QUICKSORT_PASSES[ordering.tie_break])
         return ranks, qidx, keyed.drop("qidx", "_key")
-    keyed = keyed.sort(**_sort_by(["qidx", "_key"], [False, True], ordering, doc="doc_id"), maintain_order=True)
+    keyed = keyed.sort(**sort_by(["qidx", "_key"], [False, True], ordering, doc="doc_id"), maintain_order=True)
     qidx = keyed.get_column("qidx").to_numpy()
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]]) if len(qidx) else np.zeros(0, dtype=np.int64)
     return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
-
-
-def _sort_by(columns: list[str], descending: list[bool], ordering: Ordering, doc: str = "doc") -> dict:
-    """Sort columns and directions: the key's, then the document ID unless ties stay in row order ("input")."""
-    if ordering.tie_break == "input":
-        return {"by": columns, "descending": descending}
-    return {"by": columns + [doc], "descending": descending + [ordering.tie_break == "doc_desc"]}
 
 
 class JudgedPairs:

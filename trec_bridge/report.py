@@ -6,7 +6,6 @@ and fingerprinted.
 """
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
 from . import __version__
@@ -121,6 +120,8 @@ def add_system(report: dict, system: dict | None) -> None:
 
 
 def report_json(report: dict) -> str:
+    import json  # when a report is written: score's table alone needs no JSON
+
     return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 

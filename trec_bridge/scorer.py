@@ -16,23 +16,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from . import measures as _measures  # noqa: F401  (registers the families)
 from . import memory_guard
-from .chunks import check_chunk_map, collapse
-from .dataset_checks import check_dataset
 from .errors import InvalidInput
 from .fingerprint import canonical_sha256
 from .measures.base import FAMILIES, GMEAN_FLOOR, Measure, MeasureOverflow, MeasureRefused, Ranking, Values
 from .model import ChunkMap, Dataset, QueryOrder, QueryOrders, Run
 from .policy import STRICT, Ordering, Policy
-from .ranking import RankingBuilder, query_index
 from .subtopics import check_measures, judged_pairs
 from .validate import RunChecks, keep_last_repeat
 from .messages import quote
+
+if TYPE_CHECKING:  # polars and the modules built on it are imported where used: the scorer's results, and the
+    import polars as pl  # small-input path of ``score`` built on them (cli/quick.py), load no polars
+
+    from .ranking import RankingBuilder
 
 
 @dataclass(slots=True)
@@ -259,6 +261,8 @@ class Judgments:
     """
 
     def __init__(self, dataset: Dataset):
+        from .ranking import query_index
+
         self.dataset = dataset
         self.base_set = _base_set(dataset)
         self.in_base = set(self.base_set)
@@ -286,6 +290,8 @@ def _prepare_selected(dataset: Dataset, run: Run | Iterable[Run], orderings: Ite
         raise ValueError("a run read in parts cannot be chunk-collapsed: read it whole")
     if chunk_map is None:
         return _read(dataset, run, orderings, duplicates, n_measures, judgments)
+    from .chunks import check_chunk_map, collapse
+
     check_chunk_map(chunk_map, dataset.corpus)
     collapsed = collapse(run, chunk_map)
     prepared = _read(dataset, collapsed.run, orderings, duplicates, n_measures)
@@ -317,6 +323,8 @@ def _read(dataset: Dataset, run: Run | Iterable[Run], orderings: Iterable[Orderi
 
 
 def _builder(dataset: Dataset, universe: pl.DataFrame, ordering: Ordering) -> RankingBuilder:
+    from .ranking import RankingBuilder
+
     if dataset.qrels.subtopics:  # one judged row per (query, document), carrying its subtopic judgments
         pairs, table = judged_pairs(dataset.qrels)
         return RankingBuilder(pairs, universe, ordering, table)
@@ -360,6 +368,8 @@ def refuse_unreproducible(dataset: Dataset, measures: list[Measure], policy: Pol
 
 
 def _selected(dataset: Dataset, split: str | None) -> Dataset:
+    from .dataset_checks import check_dataset
+
     check_dataset(dataset)
     dataset = dataset.select_split(split)
     if not dataset.queries and dataset.query_source != "qrels":
@@ -375,6 +385,8 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     ``approximate``: per-query values as the kernels' floats (within an ulp of the correctly rounded exact
     value) and float means, no fractions: for a search that compares many combinations with printed figures
     (explain), never for a report."""
+    from .ranking import query_index
+
     if policy.duplicates != prepared.duplicates:
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
@@ -534,7 +546,10 @@ class Statuses:
     def of(cls, index_ids: list[str], run: RunSummary) -> "Statuses":
         codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
         small = len(index_ids) <= _SMALL_INDEX  # a few hundred queries: a set costs less than polars' calls
-        ids = None if small else pl.Series(index_ids, dtype=pl.String)
+        if not small:
+            import polars as pl
+
+            ids = pl.Series(index_ids, dtype=pl.String)
         for name, members in (("empty", run.queries), ("ranked", run.ranked_queries()), ("failed", run.failures)):
             if members:
                 if small:

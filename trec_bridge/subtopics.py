@@ -14,14 +14,17 @@ qrels only where every document has a single judgment (then that is its grade).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from .errors import InvalidInput
 from .measures.base import FAMILIES, Measure
 from .messages import quote
 from .model import Qrels
+
+if TYPE_CHECKING:  # polars is imported where a frame is built (score on small plain files: cli/quick.py)
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ def judged_pairs(qrels: Qrels) -> tuple[pl.DataFrame, SubtopicTable]:
 
 
 def _judged_pairs(frame: pl.DataFrame) -> tuple[pl.DataFrame, SubtopicTable]:
+    import polars as pl
+
     pairs = (frame.group_by("query_id", "doc_id", maintain_order=True)
              .agg(pl.col("iteration").first(), pl.col("grade").max())
              .with_row_index("pair").with_columns(pl.col("pair").cast(pl.Int64))
@@ -78,6 +83,8 @@ def check_measures(qrels: Qrels, measures: list[Measure]) -> None:
                                "--subtopics (a JSON dataset: subtopic_judgments) if their second column is the "
                                "subtopic", file=qrels.source)
         if not family.subtopics and qrels.subtopics:
+            import polars as pl
+
             several = qrels.frame.filter(pl.struct("query_id", "doc_id").is_duplicated())
             if several.height:
                 q, _, d, _ = several.row(0)

@@ -9,9 +9,6 @@ The system is not part of the protocol: its fingerprint is separate.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-
 from .errors import UsageError
 
 _MISSING = object()
@@ -19,6 +16,9 @@ _MISSING = object()
 
 def system_fingerprint(system: dict) -> str:
     """SHA-256 of the canonical JSON of ``system`` (keys sorted, no spaces, UTF-8): equal objects, equal hashes."""
+    import hashlib
+    import json
+
     text = json.dumps(system, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -60,6 +60,8 @@ def system_diff(a: dict, b: dict) -> list[dict]:
 
 
 def _canonical(value) -> str:
+    import json
+
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -10,7 +10,6 @@ even.  docs/formats.md, "Per-query timing".
 from __future__ import annotations
 
 import math
-import statistics
 
 SLOWEST = 5  # the slowest queries listed
 
@@ -34,6 +33,8 @@ def timing_summary(timing: dict | None, query_ids: list[str]) -> dict | None:
     if not latencies:
         return None
     values = sorted(latencies.values())
+    import statistics
+
     position = {q: i for i, q in enumerate(query_ids)}  # equal latencies: in query-set order
     slowest = sorted(latencies.items(), key=lambda item: (-item[1], position[item[0]]))[:SLOWEST]
     return {"unit": "ms", "percentile": "nearest-rank", "timed": len(values), "untimed": len(in_set) - len(values),

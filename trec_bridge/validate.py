@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import polars as pl
-
 from .errors import InvalidInput
 from .model import Dataset, Run
 from .policy import Policy
@@ -105,6 +103,8 @@ def keep_last_repeat(run: Run, keep: str = "last") -> Run:
     (``keep="first"``: its first row, as code that skips a document already seen)."""
     if run.unique_checked:
         return run
+    import polars as pl
+
     frame = (run.frame.unique(subset=["query_id", "doc_id"], keep=keep, maintain_order=True)
              .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id").cast(pl.Int64)))
     return Run(**{**run.__dict__, "frame": frame, "unique_checked": True})
@@ -149,6 +149,8 @@ def _check_records(queries: Sequence[str], failures: Mapping[str, str], source: 
 
 
 def _check_duplicates(run: Run) -> None:
+    import polars as pl
+
     dup = run.frame.filter(pl.struct("query_id", "doc_id").is_duplicated())
     if dup.height:
         first = dup.sort(["query_id", "rank"]).row(0, named=True)
@@ -159,6 +161,8 @@ def _check_duplicates(run: Run) -> None:
 
 def _unknown_doc(run: Run, dataset: Dataset) -> dict | None:
     """The first (by query ID, then rank) ranked document outside the listed corpus."""
+    import polars as pl
+
     corpus = pl.DataFrame({"doc_id": list(dataset.corpus)}, schema={"doc_id": pl.String})
     unknown = run.frame.join(corpus, on="doc_id", how="anti")
     return unknown.sort(["query_id", "rank"]).row(0, named=True) if unknown.height else None

@@ -4,9 +4,9 @@ The runs have what a drop-in must get right on real data: 200 run queries
 against 43/54 judged ones, rank-0 rows, negative scores, hundreds of
 thousands of tied scores and score pairs that tie only as float32.  Each run
 (decompressed: trec_eval 9.0.4 reads plain files only) is compared with and
-without -q and -c, on the registered part of the default (official) set and
-of all_trec, and with -l2, -M and -J; and on the full default set and
--m all_trec (every name of them has a registered family: asserted).
+without -q and -c on the full default set and -m all_trec (every name of them
+has a registered family: asserted), on all_trec named measure by measure, and
+with -l2, -M and -J.
 """
 from __future__ import annotations
 
@@ -79,11 +79,11 @@ def test_full_measure_sets_match_the_binary(trec_eval_binary, plain_runs, argv):
     assert compare(trec_eval_binary, argv, plain_runs) == []
 
 
-@pytest.mark.parametrize("flags", FLAGS, ids=lambda f: "".join(f) or "plain")
-@pytest.mark.parametrize("measures", list(MEASURE_SETS), ids=list(MEASURE_SETS))
-def test_registered_measures_match_the_binary(trec_eval_binary, plain_runs, measures, flags):
-    argv = restricted(MEASURE_SETS[measures] + list(flags))
-    assert compare(trec_eval_binary, argv, plain_runs) == []
+def test_all_trec_named_one_by_one_matches_the_binary(trec_eval_binary, plain_runs):
+    """all_trec spelt out as one -m per measure (with -q -c): every name of it is registered (full_params asserts
+    it), so the nickname's eight flag combinations above already cover the output; this covers the named path."""
+    argv = restricted(MEASURE_SETS["all_trec"] + ["-q", "-c"])
+    assert argv.count("-m") > 20 and compare(trec_eval_binary, argv, plain_runs) == []
 
 
 @pytest.mark.parametrize("extra", list(EXTRA), ids=list(EXTRA))

@@ -285,25 +285,29 @@ MUTANTS = [
 ]
 
 
-def run_mutant(mutant: Mutant | None, test: str | None = None) -> tuple[str, str]:
-    """Run the mutant's test (or ``test`` on an unmutated copy) on a copy of the package; (outcome, output).
+def run_mutant(mutant: Mutant | None, tests: tuple[str, ...] = ()) -> tuple[str, str]:
+    """Run the mutant's test (or ``tests``, in one pytest, on an unmutated copy) on a copy of the package;
+    (outcome, output).
 
-    outcome: "passed", "assertion" (killed), or "error" (import/syntax/collection error).
+    outcome: "passed", "assertion" (killed), or "error" (import/syntax/collection error). The byte-code
+    caches are copied with the sources (copytree keeps their mtimes, so Python takes each cache exactly
+    when its source is unchanged, and compiles the mutated file again): without them every copy compiled
+    the whole package and its tests again, most of a mutant's time.
     """
     with tempfile.TemporaryDirectory(prefix="trec-bridge-mutant-") as tmp:
         root = Path(tmp)
         for part in ("trec_bridge", "converters", "tests", "golden"):
-            shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(REPO / part, root / part)
         shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
         if mutant is not None:
             site = locate(mutant, root)
             target = root / site.file
             text = target.read_text()
             target.write_text(text[:site.start] + site.new + text[site.end:])
-            test = mutant.test
+            tests = (mutant.test,)
         report = root / "junit.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--junitxml={report}",
-               "--rootdir", str(root), test]
+               "--rootdir", str(root), *tests]
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True,
                               env={**_env(), "PYTHONPATH": str(root)})
         output = proc.stdout + proc.stderr

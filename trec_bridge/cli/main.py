@@ -6,15 +6,19 @@ traceback reaches the user for anything the tool can foresee.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import signal
 import sys
+from functools import cache
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EXIT_INVALID, TrecBridgeError
 from ..messages import message_text
+
+if TYPE_CHECKING:  # argparse is imported when the parser is built (score on small files needs none: quick.py)
+    import argparse
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -36,16 +40,24 @@ COMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on bad arguments; our exit 2 means 'incomplete run', so use 1."""
+@cache
+def _parser_class() -> type:
+    """The parser's class, made when a parser is built (argparse is not imported before)."""
+    import argparse
 
-    def error(self, message: str):
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message_text(message)}\n")
-        sys.exit(EXIT_INVALID)
+    class _Parser(argparse.ArgumentParser):
+        """argparse exits with 2 on bad arguments; our exit 2 means 'incomplete run', so use 1."""
+
+        def error(self, message: str):
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"trec-bridge: error: [E_USAGE] {message_text(message)}\n")
+            sys.exit(EXIT_INVALID)
+
+    return _Parser
 
 
 def build_parser() -> argparse.ArgumentParser:
+    _Parser = _parser_class()
     parser = _Parser(
         prog="trec-bridge",
         description="Trustworthy IR evaluation: a strict scorer, TREC/JSON converters and a "
@@ -87,7 +99,11 @@ def install_signal_handlers() -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         from ..outputs import session
+        from .quick import attempt
 
+        answered = attempt(sys.argv[1:] if argv is None else list(argv))  # small plain inputs, without polars
+        if answered is not None:
+            return answered
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
         if extra:  # a command may answer unknown arguments its own way (trec_eval: trec_eval's usage text)

@@ -12,11 +12,6 @@ import sys
 from ..errors import InvalidInput, UsageError
 from ..system_meta import parse_system_options
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 
 def add_system_arguments(p) -> None:
     p.add_argument("--system", action="append", default=[], metavar="KEY=VALUE",
@@ -54,7 +49,7 @@ def read_system_file(path: str) -> dict:
 
     if str(path).lower().endswith(".toml"):
         try:
-            doc = tomllib.loads(read_input_bytes(path).decode("utf-8"))
+            doc = _tomllib().loads(read_input_bytes(path).decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidInput("E_SYSTEM_FILE", f"not valid TOML: {exc}", file=str(path)) from None
     else:
@@ -78,3 +73,12 @@ def _check_values(value, file: str, at: str = "") -> None:
     elif not isinstance(value, (str, int, float, bool)) and value is not None:
         raise InvalidInput("E_SYSTEM_FILE", f"{at}: a {type(value).__name__} is not a JSON value; write it as text",
                            file=file)
+
+
+def _tomllib():
+    """The TOML reader, imported when a .toml system file is read (its import is most of a command's start)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib

@@ -10,7 +10,6 @@ nothing else reads names.
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 from .base import FAMILIES
@@ -64,6 +63,8 @@ def _close(name: str, n: int, with_cutoff: bool = False) -> list[str]:
     """
     by_fold, table = _by_fold(), spellings()
     out: dict[str, str] = {}
+    import difflib  # suggestions for an unknown name: imported only then
+
     for fold in difflib.get_close_matches(name.casefold(), list(by_fold), n=4 * n, cutoff=0.5):
         spelling = by_fold[fold][0]
         if not with_cutoff or FAMILIES[table[spelling]].takes_cutoff:

@@ -14,7 +14,6 @@ kept once, and the drop is reported in ``MeasureList.notes``.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 import warnings
 
@@ -188,6 +187,8 @@ def parse_measure(token: str) -> Measure:
             raise InvalidInput("E_MEASURE_PARAM", family.refused_params[key].format(token=quote(token)))
         if key not in family.params:
             known = sorted(family.params | set(family.param_aliases))
+            import difflib  # a suggestion for a misspelt parameter: imported only then
+
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}=?" if close else (f"; it takes {', '.join(known)}" if known else "")
             raise InvalidInput("E_MEASURE_PARAM", f"{name} has no parameter {quote(key)} (in {quote(token)}){hint}")

@@ -10,11 +10,10 @@ reason, never approximated.
 from __future__ import annotations
 
 import os
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable, Literal
-
-import polars as pl
+from typing import TYPE_CHECKING, Callable, Literal
 
 from ..errors import ReferenceUnavailable
 from ..grades import GRADE_MAX
@@ -25,6 +24,9 @@ from ..model import Qrels, Run
 from ..ordering import synthetic_score_expr
 from .result import Done, Pending, ReferenceResult  # noqa: F401  (re-exported: the adapters import them from here)
 from ..messages import quote
+
+if TYPE_CHECKING:  # polars is imported where a frame is built: registering the tools loads none
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ def scored_frame(run: Run) -> tuple[pl.DataFrame, list[str]]:
     frame = run.frame.select("query_id", "doc_id", "rank", "score")
     if frame.get_column("score").null_count() == 0:
         return frame, []  # the usual case, without grouping 7M rows to find none
+    import polars as pl
+
     nulls = frame.group_by("query_id", maintain_order=True).agg(pl.col("score").null_count().alias("n_null"))
     synthetic = nulls.filter(pl.col("n_null") > 0).get_column("query_id").to_list()
     if synthetic:
@@ -204,6 +208,8 @@ def check_unique(qrels: Qrels, frame: pl.DataFrame | None, tool: str) -> None:
     ``frame`` None: the run's reader already refused duplicates (``Run.unique_checked``).  A diversity qrels
     judges a document once per subtopic: its key is (query, subtopic, document).
     """
+    import polars as pl
+
     for what, df in (("qrels", qrels.frame), ("run", frame)):
         if df is None:
             continue
@@ -227,6 +233,8 @@ def crashing_queries(qrels: Qrels, evaluated) -> list[str]:
     on the heap).  In pytrec_eval that state lives as long as the process, so
     the adapters refuse such queries instead of running the tool.
     """
+    import polars as pl
+
     top = qrels.frame.group_by("query_id").agg(pl.col("grade").max())
     negative = set(top.filter(pl.col("grade") < 0).get_column("query_id").to_list())
     return [q for q in evaluated if q in negative]
@@ -251,7 +259,8 @@ def grade_limit_reason(grades, tool: str) -> str | None:
     grades up to ``grades.GRADE_MAX``; the limit here only guards inputs that reach an adapter otherwise
     (a Qrels built in code, ir_measures' gains= rewriting grades).
     """
-    if isinstance(grades, pl.Series):
+    pl = sys.modules.get("polars")  # a Series exists only once polars is loaded: a list of grades never loads it
+    if pl is not None and isinstance(grades, pl.Series):
         top = grades.max()
         top = None if top is None else int(top)
     else:
@@ -302,6 +311,8 @@ def run_dict(run: Run, frame: pl.DataFrame, include_empty: bool = True) -> dict[
     ends = starts[1:] + [frame.height]
     block_q = q.gather(starts).to_list()
     docs = frame.get_column("doc_id").to_list()
+    import polars as pl
+
     scores = frame.get_column("score").cast(pl.Float64).to_list()
     for qid, a, b in zip(block_q, starts, ends):
         docs_of = out.get(qid)

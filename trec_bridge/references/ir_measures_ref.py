@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import re
 from typing import Callable
 
@@ -172,6 +171,8 @@ class IrMeasures(PythonReference):
 
 def _calculate(calls: list, rd: dict, context: str, result: ReferenceResult) -> ReferenceResult:
     """The providers' calls only (no polars: this may run in a forked child, references/isolate.py)."""
+    import logging
+
     logging.getLogger("ir_measures.cwl_eval").disabled = True  # its grade-range notes would flood stderr
     for pname, provider, items, objs, qd in calls:
         try:

@@ -41,8 +41,6 @@ package metadata, not the module.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
-import importlib.util
 import warnings
 from typing import Callable, Mapping
 
@@ -103,12 +101,16 @@ class Ranx(PythonReference):
 
     def available(self) -> bool:
         """Installed, judged without importing it (numba takes seconds): a broken install fails in the child."""
+        import importlib.util
+
         try:
             return importlib.util.find_spec(self.module_name) is not None
         except (ImportError, ValueError):
             return False
 
     def version(self) -> str:
+        import importlib.metadata  # ~10 ms, when a version is asked: registering the tool stays light
+
         try:
             return importlib.metadata.version(self.pip_name)
         except importlib.metadata.PackageNotFoundError:

@@ -11,19 +11,14 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
-import shutil
-import subprocess
-import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from ..measures.base import Measure
 from ..policy import TREC_EVAL, TREC_EVAL_C, TREC_EVAL_ORDER
-from ..tools.install_trec_eval import BINARY_NAME, default_dest
 from ..model import Qrels, Run
 from .base import (Done, Options, Pending, Reference, ReferenceResult, crashing_queries, effective_rel, fmt_number,
                    gain_map, ignores_cutoff, negative_gain_reason, own_parameter, refuse_unholdable, scored_frame,
@@ -32,17 +27,27 @@ from .registry import Tool, register
 from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
+if TYPE_CHECKING:  # polars is imported where a frame is built: registering the tool loads none
+    import polars as pl
+
+# shlex, shutil, subprocess, tempfile and the installer are imported where trec_eval is found or run: a policy
+# that only asks whether trec_eval computes a measure (``score --policy trec_eval``) starts without them
+
 ENV_VAR = "TREC_EVAL"
 RUN_TAG = "trec_bridge"
 
 
 def default_install_path() -> Path:
     """Where ``trec-bridge tools install-trec-eval`` puts the binary by default."""
+    from ..tools.install_trec_eval import BINARY_NAME, default_dest
+
     return default_dest() / BINARY_NAME
 
 
 def find_binary() -> str | None:
     """``$TREC_EVAL``, then ``trec_eval`` on PATH, then the installer's default location."""
+    import shutil
+
     env = os.environ.get(ENV_VAR)
     if env:
         found = shutil.which(env)
@@ -64,6 +69,8 @@ class TrecEval(Reference):
         self._version: str | None = None
 
     def binary(self) -> str:
+        import shutil
+
         path = shutil.which(self._binary_arg) if self._binary_arg else find_binary()
         if not path:
             hint = f"{ENV_VAR}={os.environ[ENV_VAR]!r} does not name an executable" if os.environ.get(ENV_VAR) \
@@ -81,6 +88,8 @@ class TrecEval(Reference):
 
     def version(self) -> str:
         if self._version is None:
+            import subprocess
+
             path = self.binary()
             try:
                 proc = subprocess.run([path, "-v"], capture_output=True, text=True, timeout=30)
@@ -129,6 +138,9 @@ class TrecEval(Reference):
             return Done(error=exc)
 
     def _launch(self, qrels: Qrels, run: Run, measures: list[Measure], rel: int, options: Options) -> Pending:
+        import shlex
+        import tempfile
+
         binary = self.binary()
         result = ReferenceResult(self.name, self.version(), precision=self.precision)
         frame, synthetic = scored_frame(run)
@@ -226,6 +238,9 @@ class _Calls(Collected):
             raise
 
     def _spawn(self, args: list[str]) -> None:
+        import subprocess
+        import tempfile
+
         self._out = tempfile.TemporaryFile("w+", dir=self._tmp.name)
         self._err = tempfile.TemporaryFile("w+", dir=self._tmp.name)
         self._started = time.monotonic()
@@ -255,6 +270,8 @@ class _Calls(Collected):
 
     def _wait(self) -> str:
         """The call's stdout once it exited 0; its message as ReferenceUnavailable otherwise."""
+        import subprocess
+
         timeout = self._options.timeout
         try:
             code = self._proc.wait(None if timeout is None else max(0.0, timeout - (time.monotonic() - self._started)))
@@ -335,6 +352,8 @@ def _gains_reason(mapping: dict[int, float]) -> str | None:
 
 def _rndcg_nan_reason(qrels: Qrels, mapping: dict[int, float], rel: int) -> str | None:
     """trec_eval 9.0.4's Rndcg is 0/0, printed nan, for a query with a relevant document but no positive gain."""
+    import polars as pl
+
     f = qrels.frame
     grade = f.get_column("grade")
     gain = grade.cast(pl.Float64).replace_strict(list(mapping), list(mapping.values()), default=grade.cast(pl.Float64))
@@ -369,6 +388,8 @@ def _write_qrels(qrels: Qrels, path: str) -> None:
 
 def _write_run(frame: pl.DataFrame, path: str) -> None:
     """``q Q0 doc rank repr(score) trec_bridge`` lines, written by polars (a Python step per line took seconds)."""
+    import polars as pl
+
     score = frame.get_column("score").cast(pl.Float64)
     lines = frame.select("query_id", pl.lit("Q0").alias("q0"), "doc_id", "rank", score_text(score),
                          pl.lit(RUN_TAG).alias("tag"))
@@ -387,6 +408,8 @@ def score_text(score: pl.Series) -> pl.Series:
     if not odd.any():
         return score.alias("score")
     idx = odd.arg_true()
+    import polars as pl
+
     text = score.cast(pl.String).scatter(idx, [repr(v) for v in score.gather(idx).to_list()])
     return text.alias("score")
 

@@ -24,9 +24,7 @@ import platform
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +147,9 @@ def extract_binary(sdist: Path, workdir: Path) -> tuple[bytes, str]:
     size is checked first, and the bytes actually read are counted too (a
     header can lie, a compressed member can expand).
     """
+    import tarfile  # here: importing the installer (the trec_eval adapter does) stays light
+    import zipfile
+
     jar_path = workdir / "anserini-fatjar.jar"
     jar_name = None
     try:
