@@ -20,16 +20,17 @@ import polars as pl
 from trec_bridge.errors import InvalidInput, UsageError
 from trec_bridge.grades import first_out_of_range, grade_range_error
 from trec_bridge.model import QRELS_SCHEMA, Qrels, Run
+from trec_bridge.ordering import pair_keys_of_blocks
 from trec_bridge.messages import quote
 
 from . import invisible
 from .trec_qrels import check_qrels_duplicates
-from .trec_run import order_rows, trec_score_values
+from .trec_run import GroupedRows, check_repeated_documents, group_rows, order_grouped, trec_score_values
 
 
 # --------------------------------------------------------------------------- validation
 
-def _ids(values: list | pl.Series, what: str) -> pl.Series:
+def _ids(values: list | pl.Series, what: str, invisible_test: bool = True) -> pl.Series:
     """The IDs as a polars string column: strings only, none holding an invisible character.
 
     A list is first built as a strict string column in one call (polars
@@ -41,7 +42,8 @@ def _ids(values: list | pl.Series, what: str) -> pl.Series:
         bad = next((v for v in values if not isinstance(v, str)), None)
         raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
                          "(IDs are never converted: 7 and '007' would collide)")
-    invisible.refuse_in_column(column, what)
+    if invisible_test:
+        invisible.refuse_in_column(column, what)
     return column
 
 
@@ -55,23 +57,35 @@ def _string_column(values: list) -> pl.Series | None:
 
 
 def _scores(values, qids, dids) -> pl.Series:
-    """Finite numbers as float64 (a float numpy array is taken as is; a list is tested in one vectorised pass)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
-        array = values.astype(np.float64, copy=False)
+    """Finite numbers as float64: a numeric numpy array is taken as is, a list of floats and ints converted in one
+    call (a vectorised type test first; bool, a string or a Decimal is refused item by item below)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
+        array = values.astype(np.float64, copy=False)  # an integer array: each value correctly rounded
         if np.isfinite(array).all():
             return pl.Series(array)
         values = values.tolist()
     elif not isinstance(values, list):
         values = list(values)
-    if set(map(type, values)) <= {float, int}:  # the common case in one vectorised test (bool is its own type)
-        array = np.asarray(values, dtype=np.float64)
-        if np.isfinite(array).all():
+    if set(map(type, values)) <= {float, int}:  # the common case (bool is its own type)
+        try:
+            array = pl.Series(values, dtype=pl.Float64, strict=True).to_numpy()  # ints rounded as float() rounds
+        except (OverflowError, TypeError, ValueError):  # an int beyond a double: refused below
+            array = None
+        if array is not None and np.isfinite(array).all():
             return pl.Series(array)
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not _finite(v):
             raise InvalidInput("E_RUN_SCORE", f"score {quote(v)} (item {i + 1}) is not a finite number",
                                query=qids[i], doc=dids[i])
     return pl.Series(np.asarray(values, dtype=np.float64))
+
+
+def _finite(v: numbers.Real) -> bool:
+    """A finite double: an int beyond a double's range (10**400) is not one, as inf is not."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def _grades(values: list, qids: list, dids: list) -> pl.Series:
@@ -91,10 +105,60 @@ def run_from_columns(query_ids: list, doc_ids: list, scores: list, *, run_id: st
                      source: str | None = None, unique_pairs: bool = False) -> Run:
     """A ``Run`` from parallel lists, ordered like trec_eval (score desc, doc ID desc); ``unique_pairs``: the
     columns come from a dict of dicts, so no document can repeat in a query (no duplicate check)."""
-    frame = pl.DataFrame({"query_id": _ids(query_ids, "query IDs"), "doc_id": _ids(doc_ids, "document IDs"),
+    grouped = grouped_from_columns(query_ids, doc_ids, scores, unique_pairs=unique_pairs)
+    return order_grouped_run(grouped, run_id=run_id, source=source)
+
+
+def order_grouped_run(grouped: GroupedRows | pl.DataFrame, *, run_id: str | None = None,
+                      source: str | None = None) -> Run:
+    """The ``Run`` of ``grouped_from_columns``' rows, each query ordered by score as trec_eval does."""
+    return order_grouped(grouped).to_run(run_id=run_id, order_source="score", source=source)
+
+
+def grouped_from_columns(query_ids: list, doc_ids: list, scores: list, *, unique_pairs: bool = False
+                         ) -> GroupedRows:
+    """The rows of parallel lists checked (string IDs without invisible characters, finite scores, no document
+    twice in a query) and grouped by query, not yet ordered.
+
+    The query column is tested for invisible characters on its runs of equal IDs (the grouping needs them
+    anyway): the first run holding one is the first row holding one, so the error is the same.
+    """
+    queries = _ids(query_ids, "query IDs", invisible_test=False)
+    runs = queries.rle().struct.unnest()  # one row per run of equal query IDs
+    invisible.refuse_in_column(runs.get_column("value"), "query IDs")
+    frame = pl.DataFrame({"query_id": queries, "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
-    ordered = order_rows(frame, "score", unique_pairs=unique_pairs)
-    return ordered.to_run(run_id=run_id, order_source="score", source=source)
+    return group_rows(frame, unique_pairs=unique_pairs, runs=runs)
+
+
+def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, doc_ids: list | pl.Series,
+                        scores: list, *, unique_pairs: bool = True) -> GroupedRows | None:
+    """``grouped_from_columns`` for rows whose query column is known as blocks, each block ``lengths[i]`` rows of
+    one query: a dict of dicts (its keys; ``unique_pairs``: no document can repeat, a dict has no key twice) or a
+    text column's runs of one object (``python_objects``).  Neighbouring blocks of one query are merged; None when
+    a query's rows are not all together (the caller then groups the whole column).
+
+    The same rows, in the same groups, as ``grouped_from_columns`` of the repeated query column gives.
+    """
+    ranked = lengths > 0  # a key without documents has no row, as in the column
+    if not ranked.all():
+        block_queries = block_queries.filter(pl.Series(ranked)) if isinstance(block_queries, pl.Series) else \
+            [q for q, kept in zip(block_queries, ranked.tolist()) if kept]
+        lengths = lengths[ranked]
+    queries = _ids(block_queries, "query IDs")
+    if queries.len() > 1:
+        first = np.concatenate([[True], (queries[1:] != queries[:-1]).to_numpy()])  # another query than the last
+        if not first.all():
+            lengths, queries = np.add.reduceat(lengths, np.flatnonzero(first)), queries.filter(pl.Series(first))
+        if queries.n_unique() != queries.len():
+            return None
+    qidx = np.repeat(np.arange(len(lengths)), lengths)
+    query_ids, doc = queries.gather(qidx), _ids(doc_ids, "document IDs")
+    frame = pl.DataFrame({"query_id": query_ids, "doc_id": doc, "score": _scores(scores, query_ids, doc_ids)})
+    keys = pair_keys_of_blocks(queries, lengths, doc) if len(lengths) else np.zeros(0, dtype=np.uint64)
+    if not unique_pairs and len(keys):
+        check_repeated_documents(frame, qidx, keys, None, None, None)
+    return GroupedRows(frame, queries.alias("query_id"), qidx, None, keys, np.cumsum(lengths) - lengths)
 
 
 def run_from_ir_measures(scored_docs: Iterable, *, run_id: str | None = None) -> Run:

@@ -14,6 +14,7 @@ side and "007" on the other (``IntIds.check_against``).
 """
 from __future__ import annotations
 
+import ctypes
 import numbers
 import re
 from collections.abc import Iterable, Mapping
@@ -28,6 +29,7 @@ from trec_bridge.messages import quote
 from trec_bridge.model import Qrels, Run
 
 from .interop import _string_column
+from .trec_run import GroupedRows
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
@@ -47,8 +49,9 @@ class IntIds:
                     raise collision(column, int(text), text, other)
 
 
-def check_id_spellings(dataset, qrels_ints: IntIds, run: Run, run_ints: IntIds) -> None:
-    """Integer IDs on one side against the other side's string spellings (7 against "007"): E_ID_COLLISION."""
+def check_id_spellings(dataset, qrels_ints: IntIds, run, run_ints: IntIds) -> None:
+    """Integer IDs on one side against the other side's string spellings (7 against "007"): E_ID_COLLISION.
+    ``run``: a ``Run`` or an unsorted ``GroupedRows`` (only its ``.frame`` is read)."""
     if not qrels_ints.texts and not run_ints.texts:
         return
     qrels = dataset.qrels.frame
@@ -125,24 +128,66 @@ def _nested(obj: Any) -> Mapping | None:
 
 
 def _frame_columns(df: Any, names: tuple[str, ...]) -> list:
-    """A pandas or polars DataFrame's columns: polars columns and numeric pandas columns as they are, no Python
-    list (``interop`` takes float arrays and string columns whole); the rest as lists."""
+    """A pandas or polars DataFrame's columns: polars string columns and float score columns as they are, no
+    Python list (``interop`` takes float arrays and string columns whole); the rest as lists (a float ID column is
+    then refused, never cast to text)."""
     from .interop import _columns
 
     if isinstance(df, pl.DataFrame):
         _columns(df.head(0), names)  # the missing-column message
         return [df.get_column(c) if df.schema[c] == pl.String else
-                df.get_column(c).to_numpy() if df.schema[c] in (pl.Float64, pl.Float32) else df.get_column(c).to_list()
-                for c in names]
+                df.get_column(c).to_numpy() if c == "score" and df.schema[c] in (pl.Float64, pl.Float32) else
+                df.get_column(c).to_list() for c in names]
     if type(df).__module__.split(".")[0] == "pandas":
         _columns(df.head(0), names)
-        return [df[c].to_numpy() if df[c].dtype.kind == "f" else df[c].to_list() for c in names]
+        return [_pandas_column(df[c], numbers=c == "score") for c in names]
     return _columns(df, names)
 
 
+def _pandas_column(column: Any, numbers: bool):
+    """A pandas column as ``interop`` takes it: a score column's numbers (``numbers``) as their array, text as
+    a list made from its array of Python objects (several times cheaper than ``Series.to_list`` of a string
+    column), the rest as a list (integer IDs go through ``id_texts``, never a cast)."""
+    kind = column.dtype.kind
+    if numbers and kind in "fiu" and column.dtype.name == column.to_numpy().dtype.name:  # numpy's, not Int64
+        return column.to_numpy()
+    arrow = _arrow_strings(column)
+    if arrow is not None:
+        return arrow
+    if kind == "O" or column.dtype.name in ("str", "string"):
+        values = column.to_numpy()
+        if values.dtype.kind == "O":
+            return values.tolist()
+    return column.to_list()
+
+
+def _arrow_strings(column: Any) -> pl.Series | None:
+    """A pandas text column stored in Arrow (pandas 3's ``str`` where pyarrow is installed, ``string[pyarrow]``)
+    as a polars string column, taken from its Arrow array (about 1 ms for 200,000 IDs; making a Python object
+    of each row cost 0.1 s); None for any other column, and for one with a missing value (read as objects, so
+    the message names what pandas holds there)."""
+    if getattr(column.dtype, "storage", None) != "pyarrow" or column.dtype.name not in ("str", "string") \
+            or column.hasnans:
+        return None
+    import pyarrow as pa
+
+    return pl.from_arrow(pa.array(column.array))
+
+
 def _from_nested(obj: Mapping, ints: IntIds) -> tuple[Any, Any, list]:
-    """pytrec_eval's ``{qid: {docid: value}}``: one pass extending two lists, the query column repeated from the
-    keys (``id_texts`` refuses int keys beside the same text, at either level)."""
+    """pytrec_eval's ``{qid: {docid: value}}`` as columns, the query column repeated from the keys."""
+    keys, lengths, d, v = _nested_blocks(obj, ints)
+    if isinstance(keys, pl.Series):
+        q = keys.gather(np.repeat(np.arange(len(lengths)), lengths))
+    else:
+        q = [k for k, n in zip(keys, lengths.tolist()) for _ in range(n)]
+    return q, d, v
+
+
+def _nested_blocks(obj: Mapping, ints: IntIds) -> tuple[Any, np.ndarray, Any, list]:
+    """pytrec_eval's ``{qid: {docid: value}}`` in one pass extending two lists: the keys (as ``id_texts`` gives
+    them), each key's number of documents, the documents and the values (``id_texts`` refuses int keys beside the
+    same text, at either level)."""
     keys = id_texts(list(obj), "query IDs", ints)
     d, v, lengths = [], [], []
     for qid, docs in obj.items():
@@ -152,11 +197,7 @@ def _from_nested(obj: Mapping, ints: IntIds) -> tuple[Any, Any, list]:
         d.extend(docs)
         v.extend(docs.values())
         lengths.append(len(docs))
-    if isinstance(keys, pl.Series):
-        q = keys.gather(np.repeat(np.arange(len(lengths)), lengths))
-    else:
-        q = [k for k, n in zip(keys, lengths) for _ in range(n)]
-    return q, id_texts(d, "document IDs", ints), v
+    return keys, np.asarray(lengths, dtype=np.int64), id_texts(d, "document IDs", ints), v
 
 
 def qrels_from_object(obj: Any, subtopics: bool = False) -> tuple[Qrels, IntIds]:
@@ -174,10 +215,56 @@ def qrels_from_object(obj: Any, subtopics: bool = False) -> tuple[Qrels, IntIds]
 
 def run_from_object(obj: Any, run_id: str | None = None) -> tuple[Run, IntIds]:
     """A ``Run`` from any supported shape, ordered by score, ties by document ID as trec_eval does."""
-    from .interop import run_from_columns
+    from .interop import order_grouped_run
+
+    grouped, ints = grouped_run_from_object(obj)
+    return order_grouped_run(grouped, run_id=run_id), ints
+
+
+def grouped_run_from_object(obj: Any) -> tuple[GroupedRows, IntIds]:
+    """A run's rows from any supported shape, checked and grouped by query but not yet ordered
+    (``interop.grouped_from_columns``), and the integer IDs it held."""
+    from .interop import grouped_from_blocks, grouped_from_columns
 
     ints = IntIds()
     nested = _nested(obj)
-    q, d, s, _ = columns_of(obj if nested is None else nested, "score", ints)
-    # a dict cannot repeat a key: a document twice in a query would have been refused as 7 beside "7" (id_texts)
-    return run_from_columns(q, d, s, run_id=run_id, unique_pairs=nested is not None), ints
+    if nested is not None:
+        return grouped_from_blocks(*_nested_blocks(nested, ints)), ints
+    runs = _query_object_runs(obj)
+    if runs is not None:
+        d, s = _frame_columns(obj, ("query_id", "doc_id", "score"))[1:]
+        grouped = grouped_from_blocks(id_texts(runs[0], "query IDs", ints), runs[1], id_texts(d, "document IDs", ints),
+                                      s, unique_pairs=False)
+        if grouped is not None:
+            return grouped, ints
+        ints = IntIds()  # a query's rows apart: grouped from the whole column below (the same checks again)
+    q, d, s, _ = columns_of(obj, "score", ints)
+    return grouped_from_columns(q, d, s), ints
+
+
+def _query_object_runs(df: Any) -> tuple[list, np.ndarray] | None:
+    """A pandas DataFrame's query column as runs of the very same Python object, when it has far fewer runs than
+    rows: (each run's object, its length), or None.
+
+    A frame built from Python data (``pd.DataFrame([(qid, doc, score), ...])``) holds one string object per
+    query, repeated; its column of objects is a C array of their addresses, so the runs are found by comparing
+    addresses in numpy, and only one object per run is read (converted, tested) instead of every row's.  The
+    very same object is the very same value; neighbouring runs of equal values are merged afterwards
+    (``interop.grouped_from_blocks``).
+    """
+    if type(df).__module__.split(".")[0] != "pandas" or "query_id" not in list(df.columns):
+        return None
+    column = df["query_id"]
+    if column.dtype.kind != "O" and column.dtype.name not in ("str", "string") \
+            or getattr(column.dtype, "storage", None) == "pyarrow":  # no Python objects to share: read whole
+        return None
+    values = column.to_numpy()
+    step = values.strides[0] // ctypes.sizeof(ctypes.c_size_t) if values.ndim == 1 else 0
+    if values.dtype.kind != "O" or len(values) < 64 or step < 1 or values.strides[0] % ctypes.sizeof(ctypes.c_size_t):
+        return None
+    span = (ctypes.c_size_t * ((len(values) - 1) * step + 1)).from_address(values.ctypes.data)
+    addresses = np.ctypeslib.as_array(span)[::step]  # a column of a frame's 2-D block of objects: strided
+    starts = np.concatenate([[0], np.flatnonzero(addresses[1:] != addresses[:-1]) + 1])
+    if len(starts) * 8 > len(values):  # rows' own objects (as read from a file): nothing to save
+        return None
+    return values[starts].tolist(), np.diff(np.append(starts, len(values)))

@@ -187,33 +187,61 @@ class OrderedRows(NamedTuple):
         return run
 
 
-def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
-               lines: np.ndarray | None = None, unique_pairs: bool = False) -> OrderedRows:
-    """Group rows by query (first appearance) and sort each query; check duplicates (``unique_pairs``: the
-    rows come from a dict of dicts, where no (query, document) pair can repeat).
+class GroupedRows(NamedTuple):
+    """A run's rows grouped by query and checked for repeated documents, not yet ordered (``group_rows``)."""
+
+    frame: pl.DataFrame  # query_id, doc_id, score (and rank when read): grouped by query, input order inside
+    queries: pl.Series  # in first-appearance order (= the frame's group order)
+    qidx: np.ndarray  # each row's query: its position in ``queries``
+    row: np.ndarray | None  # the input row of each grouped row (None: not moved, the usual case)
+    keys: np.ndarray  # ordering.pair_keys of the rows of ``frame``
+    starts: np.ndarray  # first row of each query's group in ``frame``
+
+
+def group_rows(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarray | None = None,
+               unique_pairs: bool = False, runs: pl.DataFrame | None = None) -> GroupedRows:
+    """Group a frame's rows by query (first appearance, input order inside) and refuse a document listed twice
+    in a query (``unique_pairs``: the rows come from a dict of dicts, where no pair can repeat).
 
     ``frame`` has query_id, doc_id, score (no nulls) and optionally rank, in
-    input order.  Returns the RUN_SCHEMA frame (rank = position 1..n), the
-    queries in first-appearance order and the per-query ``QueryOrder``.
-    ``lines`` maps input rows to file lines for messages (None: row + 1).
+    input order; ``lines`` maps input rows to file lines for messages (None: row + 1); ``runs``: the query
+    column's runs of equal IDs (``Series.rle``) when the caller has them.
     """
+    frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
+    if frame.height == 0:
+        nothing = np.zeros(0, dtype=np.int64)
+        return GroupedRows(frame, pl.Series("query_id", [], dtype=pl.String), nothing, None,
+                           np.zeros(0, dtype=np.uint64), nothing)
+    frame, queries, qidx, row, keys = _grouped_by_query(frame, runs)
+    if not unique_pairs:
+        check_repeated_documents(frame, qidx, keys, row, file, lines)
+    starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])  # groups are contiguous, in qidx order
+    return GroupedRows(frame, queries, qidx, row, keys, starts)
+
+
+def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = None,
+               lines: np.ndarray | None = None, unique_pairs: bool = False) -> OrderedRows:
+    """Group rows by query (first appearance), check duplicates and sort each query (``group_rows``, then
+    ``order_grouped``).
+
+    Returns the RUN_SCHEMA frame (rank = position 1..n), the queries in
+    first-appearance order and the per-query ``QueryOrder``.
+    """
+    return order_grouped(group_rows(frame, file=file, lines=lines, unique_pairs=unique_pairs), order)
+
+
+def order_grouped(grouped: GroupedRows, order: str = "score") -> OrderedRows:
+    """Sort each query of grouped rows: by score as trec_eval does (``order="rank"``: by the rank column)."""
+    frame, queries, qidx, row, keys, starts = grouped
     n = frame.height
     if n == 0:
-        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), np.zeros(0, dtype=np.int64),
-                           np.zeros(0, dtype=np.uint64))
+        return OrderedRows(pl.DataFrame(schema=RUN_SCHEMA), (), (), starts, keys)
     has_rank = "rank" in frame.columns
-    frame = frame.select([c for c in ("query_id", "doc_id", "score", "rank") if c in frame.columns])
-    frame, queries, qidx, row, keys = _grouped_by_query(frame)
-    if not unique_pairs:
-        _check_duplicates(frame, qidx, keys, row, file, lines)
-
     score = frame.get_column("score").to_numpy()
     doc = frame.get_column("doc_id")
-    same = np.empty(n, dtype=bool)
-    same[0] = False
-    np.equal(qidx[1:], qidx[:-1], out=same[1:])
+    same = np.ones(n, dtype=bool)
+    same[starts] = False
     nq = queries.len()
-    starts = np.flatnonzero(~same)  # groups are contiguous, in qidx order
     perm = score_permutation(qidx, score, doc, same)
     s_ord = score if perm is None else score[perm]
     eq_prev = same.copy()
@@ -251,14 +279,15 @@ def order_rows(frame: pl.DataFrame, order: str = "score", *, file: str | None = 
     return OrderedRows(out, qlist, orders, starts, keys if perm is None else keys[perm])
 
 
-def _grouped_by_query(frame: pl.DataFrame
+def _grouped_by_query(frame: pl.DataFrame, runs: pl.DataFrame | None = None
                       ) -> tuple[pl.DataFrame, pl.Series, np.ndarray, np.ndarray | None, np.ndarray]:
     """(frame, queries, qidx, row, keys): the rows grouped by query in first-appearance order, file order inside.
 
     ``row`` maps the grouped rows to input rows (None: not moved, the usual
-    case); ``keys`` are their pair keys.
+    case); ``keys`` are their pair keys; ``runs``: the query column's ``rle`` if already made.
     """
-    runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
+    if runs is None:
+        runs = frame.get_column("query_id").rle().struct.unnest()  # one row per run of equal query IDs
     block_q, block_len = runs.get_column("value"), runs.get_column("len").to_numpy()
     block_id = np.repeat(np.arange(len(block_len)), block_len)  # 0, 0, ..., 1, 1, ...
     if block_q.n_unique() == block_q.len():
@@ -277,8 +306,8 @@ def _grouped_by_query(frame: pl.DataFrame
     return frame, queries, qidx, row, keys
 
 
-def _check_duplicates(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
-                      file: str | None, lines: np.ndarray | None) -> None:
+def check_repeated_documents(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
+                             file: str | None, lines: np.ndarray | None) -> None:
     """Raise for the first document listed twice in a query.
 
     Screened on a sorted 64-bit hash of (query, document): equal neighbours

@@ -150,6 +150,7 @@ def test_index_lookup_settles_hash_collisions_exactly(monkeypatch):
 
     from trec_bridge.ranking import _IndexLookup, query_index
 
+    monkeypatch.setattr(_IndexLookup, "SMALL", 0)  # the hashed lookup of a large index, not the small one's dict
     lookup = _IndexLookup(query_index(["a", "b", "c"]))
     assert lookup(["c", "x", "a", "b"]).tolist() == [2, -1, 0, 1]
     monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))

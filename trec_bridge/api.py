@@ -188,17 +188,39 @@ class Evaluator:
         ``distributed.Client`` or a scheduler address; a run file or a Dask DataFrame is then scored on the cluster."""
         from .cluster import is_dask_collection
         from .evaluation import label
-        from .scorer import evaluate, prepare_checked
+        from .scorer import evaluate
 
         if is_dask_collection(run) or (client is not None and _is_path(run)):
             return self._on_cluster(run, client)
         with _AsInvalidInput():
-            r, ints = _run_and_ints(run)
-            self._check_ids(r, ints)
-            prepared = prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments)
+            prepared, metadata = self._prepared(run)
             result = evaluate(prepared, self.measures, self.policy)
         label(result, self.dataset, self.measures.notes)
-        return Result(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
+        return Result(result, {**self._inputs, **_path_input("run", run)}, metadata)
+
+    def _prepared(self, run: Any):
+        """The run read against the judgments, and its metadata.  A run held in Python (a dict, a DataFrame, ...)
+        is scored without being sorted where the policy allows (``grouped_run``: the same numbers, read off one
+        sort of packed keys); a path, a ``Run`` or what that does not cover goes through the sorted ``Run``."""
+        from .scorer import orderings_for, prepare_checked
+
+        if isinstance(run, Run) or _is_path(run):
+            r, ints = _run_and_ints(run)
+            self._check_ids(r, ints)
+        else:
+            from converters.interop import order_grouped_run
+            from converters.python_objects import grouped_run_from_object
+
+            from .grouped_run import prepare_grouped
+
+            grouped, ints = grouped_run_from_object(run)
+            self._check_ids(grouped, ints)
+            prepared = prepare_grouped(self._judgments, grouped, orderings_for(self.measures, self.policy),
+                                       self.policy.duplicates, len(self.measures))
+            if prepared is not None:
+                return prepared, {}
+            r = order_grouped_run(grouped)
+        return prepare_checked(self.dataset, r, self.measures, self.policy, self._judgments), r.metadata
 
     def _on_cluster(self, run: Any, client: Any) -> "Result":
         """A run file or a Dask DataFrame scored on a Dask cluster (cluster.py), as ``score`` scores it here."""
@@ -251,8 +273,9 @@ class Evaluator:
                            rank_run=_rank_reading(run, r, explain))
         return Crosscheck(result, {**self._inputs, **_path_input("run", run)}, r.metadata)
 
-    def _check_ids(self, run: Run, run_ints) -> None:
-        """Integer IDs on one side against the other side's string spellings (7 against "007")."""
+    def _check_ids(self, run, run_ints) -> None:
+        """Integer IDs on one side against the other side's string spellings (7 against "007"); ``run``: a ``Run``
+        or the unsorted path's ``GroupedRows`` (its rows in ``.frame`` either way)."""
         from converters.python_objects import check_id_spellings
 
         check_id_spellings(self.dataset, self._ints, run, run_ints)

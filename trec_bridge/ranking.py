@@ -15,13 +15,15 @@ This is the hot path of a 7M-line run, so it avoids whole-frame string work:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
 
 from .measures.base import Ranking
 from .model import QueryNotContiguous, Run
-from .ordering import QUICKSORT_PASSES, pair_keys, policy_ranks, positions, quicksort_ranks, sort_by, sort_key
+from .ordering import (QUICKSORT_PASSES, pair_keys, policy_ranks, positions, quicksort_ranks, search_in_order,
+                       sort_by, sort_key)
 from .policy import Ordering
 from .subtopics import SubtopicTable
 
@@ -48,9 +50,11 @@ class RankingBuilder:
         self.carried = ("grade",) if subtopics is None else ("grade", "pair")
         self.judged = qrels_frame.join(universe, on="query_id", how="inner")
         self.judged_keys = pair_keys(self.judged.get_column("query_id"), self.judged.get_column("doc_id"))
+        self.judged_pairs = JudgedPairs(self.judged, self.judged_keys, self.carried)
         self.retrieved = np.zeros(universe.height, dtype=np.int64)
         self.lookup = _IndexLookup(universe)
         self.parts: list[tuple[np.ndarray, ...]] = []  # judged rows: query, rank, grade (and pair)
+        self._judged_views: list = []  # the last index's judgments (``_judgments_of``), shared by ``fresh`` copies
 
     def fresh(self) -> "RankingBuilder":
         """An empty builder over the same judgments and universe, sharing what ``__init__`` computed from them
@@ -68,11 +72,16 @@ class RankingBuilder:
         again = np.flatnonzero((counts > 0) & (self.retrieved > 0))
         if len(again):
             raise QueryNotContiguous(self.universe.get_column("query_id")[int(again[0])])
-        self.retrieved += counts
         rank, qidx, frame = _ordered(frame, qidx, self.ordering, starts)
-        rows, *carried = _judged_rows(qidx, keys, frame.get_column("doc_id"), self.judged, self.judged_keys,
-                                      self.carried)
-        self.parts.append((qidx[rows].astype(np.int64), rank[rows].astype(np.int64), *carried))
+        rows, *carried = self.judged_pairs.rows(keys, frame.get_column("doc_id"), qidx.__getitem__)
+        self.add_judged(counts, qidx[rows], rank[rows], *carried)
+
+    def add_judged(self, counts: np.ndarray, qidx: np.ndarray, rank: np.ndarray, *carried: np.ndarray) -> None:
+        """A part reduced already: its rows per universe query (``counts``) and its judged rows' query index,
+        rank in this builder's order and ``carried`` columns (the grade; a diversity qrels' pair index too), as
+        ``JudgedPairs.rows`` gives them (``add``; a run scored unsorted: grouped_run)."""
+        self.retrieved += counts
+        self.parts.append((qidx.astype(np.int64), rank.astype(np.int64), *carried))
 
     def reduced(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """What this builder holds, as a worker sends it (part_scores.py): the universe index and ranked length
@@ -106,32 +115,53 @@ class RankingBuilder:
         perm = None if len(query) < 2 else _group_order(query, rank)
         if perm is not None:
             query, rank, carried = query[perm], rank[perm], [c[perm] for c in carried]
+        qrels_query, qrels_grade, qrels_pair, memo = self._judgments_of(index, to_index)
+        ranking = Ranking(n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=carried[0],
+                          qrels_query=qrels_query, qrels_grade=qrels_grade, memo=memo)
+        if self.subtopics is not None:
+            ranking.row_pair, ranking.qrels_pair, ranking.subtopics = carried[1], qrels_pair, self.subtopics
+        return ranking
+
+    def _judgments_of(self, index: pl.DataFrame, to_index: np.ndarray) -> tuple:
+        """The judgments of ``index``'s queries (query, grade, a diversity qrels' pair index or None) and their
+        memo (``Ranking.judged``): the same arrays for the same index, so that the next run against these
+        judgments (an ``Evaluator``) finds the nDCG ideals and relevant counts already computed."""
+        ids = index.get_column("query_id")
+        for seen, view in self._judged_views:
+            if seen.equals(ids):
+                return view
         q_judged = to_index[self.judged.get_column("qidx").to_numpy()]
         in_index = q_judged >= 0
-        ranking = Ranking(
-            n_queries=n, retrieved=retrieved, row_query=query, rank=rank, grade=carried[0],
-            qrels_query=q_judged[in_index],
-            qrels_grade=np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index],
-        )
-        if self.subtopics is not None:
-            ranking.row_pair, ranking.subtopics = carried[1], self.subtopics
-            ranking.qrels_pair = self.judged.get_column("pair").to_numpy()[in_index]
-        return ranking
+        grade = np.asarray(self.judged.get_column("grade").to_numpy(), dtype=np.int64)[in_index]
+        pair = None if self.subtopics is None else self.judged.get_column("pair").to_numpy()[in_index]
+        view = (q_judged[in_index], grade, pair, {})
+        for array in view[:3]:
+            if array is not None:
+                array.flags.writeable = False  # shared by every ranking of these judgments
+        self._judged_views[:] = [(ids, view)]  # the last index only: a run-dependent query set changes it
+        return view
 
 
 class _IndexLookup:
     """Each query ID's row in an index (-1 when absent): a sorted 64-bit hash searched per part, confirmed
-    on the strings.  No Python dict of a million queries, no hash table rebuilt for every part."""
+    on the strings.  No Python dict of a million queries, no hash table rebuilt for every part; a dict only
+    for a few hundred (the usual Python API call: its lookups cost less than the vectorised calls)."""
+
+    SMALL = 2_000  # an index of at most this many queries is a dict: a few polars calls cost more than 2,000 lookups
 
     def __init__(self, index: pl.DataFrame):
         self.ids = index.get_column("query_id")
         self.qidx = index.get_column("qidx").to_numpy()
+        self.small = dict(zip(self.ids.to_list(), self.qidx.tolist())) if index.height <= self.SMALL else None
         hashes = self.ids.hash(seed=0).to_numpy()
         self.order = np.argsort(hashes, kind="stable")
         self.sorted = hashes[self.order]
         self.index = index
 
     def __call__(self, query_ids) -> np.ndarray:
+        if self.small is not None and len(query_ids) <= self.SMALL:
+            wanted = query_ids.to_list() if isinstance(query_ids, pl.Series) else query_ids
+            return np.fromiter((self.small.get(q, -1) for q in wanted), dtype=np.int64, count=len(wanted))
         wanted = query_ids if isinstance(query_ids, pl.Series) else pl.Series(query_ids, dtype=pl.String)
         out = np.full(len(wanted), -1, dtype=np.int64)
         if not len(self.sorted) or not len(wanted):
@@ -232,21 +262,54 @@ def _sorted_fully(frame: pl.DataFrame, qidx: np.ndarray, ordering: Ordering) -> 
     return positions(starts, len(qidx)), qidx, keyed.drop("qidx", "_key")
 
 
-def _judged_rows(qidx: np.ndarray, keys: np.ndarray, doc: pl.Series, judged: pl.DataFrame, judged_keys: np.ndarray,
-                 carried: tuple[str, ...] = ("grade",)) -> tuple[np.ndarray, ...]:
-    """Rows whose (query, document) is judged, in row order, and their ``carried`` columns of ``judged`` (the
-    grade; a diversity qrels' pair index too); ``judged_keys``: the pair keys of ``judged``."""
-    if len(qidx) == 0 or judged.height == 0:
-        return (np.zeros(0, dtype=np.int64),) * (1 + len(carried))
-    candidates = np.flatnonzero(pl.Series(keys).is_in(pl.Series(judged_keys).implode()).to_numpy())
-    if len(candidates) == 0:
-        return (candidates.astype(np.int64),) + (np.zeros(0, dtype=np.int64),) * len(carried)
-    found = (pl.DataFrame({"qidx": qidx[candidates].astype(np.int64), "doc_id": doc.gather(candidates),
-                           "_row": candidates})
-             .join(judged.select("qidx", "doc_id", *carried), on=["qidx", "doc_id"], how="inner")  # confirms the hash
-             .sort("_row"))
-    return (found.get_column("_row").to_numpy(),
-            *(np.asarray(found.get_column(c).to_numpy(), dtype=np.int64) for c in carried))
+class JudgedPairs:
+    """The judged (query, document) pairs of a universe, prepared once to find a run's judged rows.
+
+    A row is a candidate when the top bits of its pair key mark a judged key in a bitmap (one byte read per
+    row, a few per cent of false candidates: 32 bitmap bytes per judgment); a candidate's judgment is found by a
+    binary search of the sorted judged keys, and the match confirmed on the query index and the document ID
+    string (a key shared by two pairs is a hash collision, not a judgment).  When two judged pairs share a
+    key, the candidates are settled by a join on the strings instead.
+    """
+
+    def __init__(self, judged: pl.DataFrame, keys: np.ndarray, carried: tuple[str, ...] = ("grade",)):
+        """``carried``: the columns of ``judged`` a judged row takes (the grade; a diversity qrels' pair index)."""
+        self.judged, self.carried = judged, carried
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+        self.unique = bool(len(keys) < 2 or (self.sorted[1:] != self.sorted[:-1]).all())
+        self.qidx = judged.get_column("qidx").to_numpy()
+        self.doc = judged.get_column("doc_id")
+        self.columns = [np.asarray(judged.get_column(c).to_numpy(), dtype=np.int64) for c in carried]
+        bits = int(np.clip(np.ceil(np.log2(max(32 * len(keys), 1))), 16, 23))
+        self.shift = np.uint64(64 - bits)
+        self.bitmap = np.zeros(1 << bits, dtype=bool)
+        self.bitmap[keys >> self.shift] = True
+
+    def rows(self, keys: np.ndarray, doc: pl.Series, query_of: Callable[[np.ndarray], np.ndarray]
+             ) -> tuple[np.ndarray, ...]:
+        """Rows whose (query, document) is judged, in row order, and their ``carried`` columns (``keys``: the
+        rows' pair keys; ``query_of(rows)``: those rows' query indices in the universe)."""
+        if len(keys) == 0 or self.judged.height == 0:
+            return (np.zeros(0, dtype=np.int64),) * (1 + len(self.carried))
+        candidates = np.flatnonzero(self.bitmap[keys >> self.shift])
+        if not self.unique:
+            return self._joined(query_of(candidates), doc, candidates)
+        pos = np.minimum(search_in_order(self.sorted, keys[candidates]), len(self.sorted) - 1)
+        judged = self.sorted[pos] == keys[candidates]
+        candidates, at = candidates[judged], self.order[pos[judged]]
+        same = self.qidx[at] == query_of(candidates)
+        same &= (doc.gather(candidates) == self.doc.gather(at)).to_numpy()  # confirms the hash
+        return (candidates[same].astype(np.int64), *(c[at[same]] for c in self.columns))
+
+    def _joined(self, qidx: np.ndarray, doc: pl.Series, candidates: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``rows`` by a join on (query index, document ID) of the candidates (``qidx``: theirs)."""
+        found = (pl.DataFrame({"qidx": qidx.astype(np.int64), "doc_id": doc.gather(candidates),
+                               "_row": candidates})
+                 .join(self.judged.select("qidx", "doc_id", *self.carried), on=["qidx", "doc_id"], how="inner")
+                 .sort("_row"))
+        return (found.get_column("_row").to_numpy(),
+                *(np.asarray(found.get_column(c).to_numpy(), dtype=np.int64) for c in self.carried))
 
 
 def _group_order(row_query: np.ndarray, row_rank: np.ndarray) -> np.ndarray | None:

@@ -489,7 +489,7 @@ def finished_values(m: Measure, values: Values, defined: np.ndarray, policy: Pol
 def every_judgment_relevant(ranking: Ranking) -> Ranking:
     """``ranking`` with every judged row and judgment at grade 1 (MS MARCO's script: a qrels line is a relevant
     passage, whatever its grade)."""
-    return replace(ranking, grade=np.ones_like(ranking.grade), qrels_grade=np.ones_like(ranking.qrels_grade))
+    return replace(ranking, grade=np.ones_like(ranking.grade), qrels_grade=np.ones_like(ranking.qrels_grade), memo={})
 
 
 @dataclass
@@ -503,12 +503,17 @@ class RunSummary:
     order_source: str = "list"
 
     def add(self, part: Run) -> None:
-        self.queries += part.queries
-        self.ranked += part.ranked_queries()
-        self.failures.update(part.failures)
-        self.order_source = part.order_source
-        if part.order is not None:
-            self.order = (self.order or []) + [part.order]
+        self.add_records(part.queries, part.ranked_queries(), part.failures, part.order_source, part.order)
+
+    def add_records(self, queries: Sequence[str], ranked: list[str], failures: Mapping[str, str], order_source: str,
+                    order: Sequence[QueryOrder] | None) -> None:
+        """A part's records: its queries, those ranked, the failed, how it was ordered and what ordering decided."""
+        self.queries += queries
+        self.ranked += ranked
+        self.failures.update(failures)
+        self.order_source = order_source
+        if order is not None:
+            self.order = (self.order or []) + [order]
 
     def ranked_queries(self) -> list[str]:
         return self.ranked
@@ -539,17 +544,27 @@ class Statuses:
 
     @classmethod
     def of(cls, index_ids: list[str], run: RunSummary) -> "Statuses":
-        import polars as pl
-
-        ids = pl.Series(index_ids, dtype=pl.String)
         codes = np.full(len(index_ids), STATUSES.index("missing"), dtype=np.int8)
+        small = len(index_ids) <= _SMALL_INDEX  # a few hundred queries: a set costs less than polars' calls
+        if not small:
+            import polars as pl
+
+            ids = pl.Series(index_ids, dtype=pl.String)
         for name, members in (("empty", run.queries), ("ranked", run.ranked_queries()), ("failed", run.failures)):
             if members:
-                codes[ids.is_in(list(members)).to_numpy()] = STATUSES.index(name)
+                if small:
+                    wanted = members if isinstance(members, (set, dict)) else set(members)
+                    found = np.fromiter((q in wanted for q in index_ids), dtype=bool, count=len(index_ids))
+                else:
+                    found = ids.is_in(list(members)).to_numpy()
+                codes[found] = STATUSES.index(name)
         return cls(codes, run.failures)
 
     def missing_mask(self) -> np.ndarray:
         return self.codes == STATUSES.index("missing")
+
+
+_SMALL_INDEX = 2_000
 
 
 class QueryResults(Sequence):

@@ -6,6 +6,7 @@ policies can ignore what their tool ignores.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput
@@ -63,16 +64,21 @@ class RunChecks:
     def add_part(self, part, rows: "RowFindings") -> None:
         """Check a part's records (``part``: a Run, or anything with its queries, failures, dataset_id,
         dataset_version and source) and raise its row findings, in the order ``add`` always checked them."""
-        self.source = part.source
         _check_dataset_id(part, self.dataset)
-        _check_records(part, self.seen)
+        self.add_records(part.queries, part.failures, part.source)
         if rows.duplicate is not None:
             raise rows.duplicate
-        self.outside += [q for q in list(part.queries) + list(part.failures) if q not in self.known]
         found = rows.unknown_doc
         if found and (self.unknown_doc is None or
                       (found["query_id"], found["rank"]) < (self.unknown_doc["query_id"], self.unknown_doc["rank"])):
             self.unknown_doc = found
+
+    def add_records(self, queries: Sequence[str], failures: Mapping[str, str], source: str | None) -> None:
+        """Check a part's records alone (a query recorded twice, or both failed and ranked): all ``add`` checks of
+        a run without a dataset ID, its repeated documents refused already, scored against no listed corpus."""
+        self.source = source
+        _check_records(queries, failures, source, self.seen)
+        self.outside += [q for q in list(queries) + list(failures) if q not in self.known]
 
     def finish(self, policy: Policy) -> list[str]:
         """Raise what ``policy`` rejects; return the run's queries outside the query set that are unjudged."""
@@ -131,15 +137,15 @@ def _check_dataset_id(run: Run, dataset: Dataset) -> None:
                            f"not {quote(dataset.dataset_version)}", file=run.source)
 
 
-def _check_records(run: Run, seen: set[str]) -> None:
+def _check_records(queries: Sequence[str], failures: Mapping[str, str], source: str | None, seen: set[str]) -> None:
     """A query recorded twice (in this part or an earlier one), or both failed and ranked."""
-    for q in run.queries:
+    for q in queries:
         if q in seen:
-            raise InvalidInput("E_RUN_DUPLICATE_QUERY", "two records for the same query", file=run.source, query=q)
+            raise InvalidInput("E_RUN_DUPLICATE_QUERY", "two records for the same query", file=source, query=q)
         seen.add(q)
-    both = [q for q in run.failures if q in seen]
+    both = [q for q in failures if q in seen]
     if both:
-        raise InvalidInput("E_RUN_QUERY_CONFLICT", "query is both failed and ranked", file=run.source, query=both[0])
+        raise InvalidInput("E_RUN_QUERY_CONFLICT", "query is both failed and ranked", file=source, query=both[0])
 
 
 def _check_duplicates(run: Run) -> None:

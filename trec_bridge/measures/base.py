@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .rounding import long_sums, settled, settled_ratio
+from .rounding import fixed_point_sum, long_sums, settled, settled_ratio
 from .variants import relevance_level
 
 
@@ -100,6 +100,24 @@ class Ranking:
     row_pair: np.ndarray | None = None
     qrels_pair: np.ndarray | None = None
     subtopics: object = None  # subtopics.SubtopicTable
+    # what depends on the judgments alone (``judged``), shared by the rankings of one index's judgments:
+    # every run an ``Evaluator`` scores, and each policy's ranking of one run
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def judged(self, key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, a function of ``qrels_query`` and ``qrels_grade`` alone, memoised under ``key`` and read-only.
+
+        The memo is only trusted while it belongs to these very arrays: a ranking made with
+        ``dataclasses.replace`` and other judgments (``every_judgment_relevant``) computes afresh.
+        """
+        owner = self.memo.setdefault("judgments", (self.qrels_query, self.qrels_grade))
+        if owner[0] is not self.qrels_query or owner[1] is not self.qrels_grade:
+            return compute()
+        if key not in self.memo:
+            value = compute()
+            value.flags.writeable = False  # shared: a caller changing it in place would change every later run
+            self.memo[key] = value
+        return self.memo[key]
 
     def lengths(self) -> np.ndarray:
         return self.retrieved
@@ -131,7 +149,7 @@ class Ranking:
             if len(row_query):
                 rank -= np.repeat(starts, np.diff(np.append(starts, len(row_query))))
         return Ranking(self.n_queries, retrieved, row_query, rank, grade, self.qrels_query, self.qrels_grade, pair,
-                       self.qrels_pair, self.subtopics)
+                       self.qrels_pair, self.subtopics, self.memo)
 
     def in_cut(self, cutoff: int | None) -> np.ndarray:
         """Ranked documents per query within the top ``cutoff`` (all when None)."""
@@ -141,7 +159,11 @@ class Ranking:
         return np.bincount(self.row_query[row_mask], minlength=self.n_queries).astype(np.int64)
 
     def relevant_count(self, rel: int | None) -> np.ndarray:
-        """Relevant judged documents per query (grade >= rel, never a negative grade; None: every judged one)."""
+        """Relevant judged documents per query (grade >= rel, never a negative grade; None: every judged one);
+        read-only, computed once per judgments (``judged``)."""
+        return self.judged(("relevant", rel), lambda: self._relevant_count(rel))
+
+    def _relevant_count(self, rel: int | None) -> np.ndarray:
         if rel is None:
             return np.bincount(self.qrels_query, minlength=self.n_queries).astype(np.int64)
         mask = (self.qrels_grade >= rel) & (self.qrels_grade >= 0)
@@ -213,7 +235,7 @@ class Values:
     # the geometric-mean summary is then exp of their mean (``geometric``)
     logged: bool = False
     _bounds: np.ndarray | None = field(default=None, repr=False)
-    _long: tuple | None = field(default=None, repr=False)
+    _long: dict = field(default_factory=dict, repr=False, compare=False)  # ``_long_sums``, by compensated
 
     @staticmethod
     def of_ratio(num: np.ndarray, den: np.ndarray) -> "Values":
@@ -243,13 +265,23 @@ class Values:
         at = slice(b[i], b[i + 1])
         return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
 
-    def _long_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once."""
-        if self._long is None:
+    def _long_sums(self, compensated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once; the
+        compensated ones whenever they are made already (they are the tighter)."""
+        compensated = compensated or True in self._long
+        if compensated not in self._long:
             b = self._query_bounds()
             queries = np.flatnonzero(np.diff(b) > 0)
-            self._long = (queries, *long_sums(self.terms.num, self.terms.den, b[queries]))
-        return self._long
+            self._long[compensated] = (queries, *long_sums(self.terms.num, self.terms.den, b[queries], compensated))
+        return self._long[compensated]
+
+    def _compensated_sums_of(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``rounding.long_sums`` compensated, of these queries' terms only (those a plain sum left unsettled)."""
+        b = self._query_bounds()
+        lengths = b[queries + 1] - b[queries]
+        starts = np.cumsum(lengths) - lengths
+        rows = np.repeat(b[queries] - starts, lengths) + np.arange(int(lengths.sum()))
+        return long_sums(self.terms.num[rows], self.terms.den[rows], starts)
 
     @staticmethod
     def of_counts(n: np.ndarray) -> "Values":
@@ -261,7 +293,8 @@ class Values:
 
         A single term num/den is one IEEE division of exactly representable
         integers, hence already correctly rounded; a sum of several is proved
-        in long double where it can be (``rounding.settled``), and otherwise
+        in long double where it can be (``rounding.settled``), otherwise in
+        256-bit fixed point (``rounding.fixed_point_sum``), and otherwise
         summed exactly in integers.
         """
         if self.terms is None:
@@ -275,21 +308,32 @@ class Values:
         several = counts[queries] > 1
         nearest, ok = settled(sums[several], bounds[several])
         out[queries[several][ok]] = nearest[ok]
-        left = queries[several][~ok].tolist()
-        if left:
-            b, nums, dens = self._query_bounds().tolist(), t.num.tolist(), t.den.tolist()
-            for i in left:
-                num, den = exact_sum(nums[b[i]:b[i + 1]], dens[b[i]:b[i + 1]])
-                out[i] = num / den  # Python's int division is correctly rounded, as float(Fraction) is
+        left = queries[several][~ok]
+        if len(left) and True not in self._long:  # added one after the other: one in ten left; pairwise, then
+            nearest, ok = settled(*self._compensated_sums_of(left))
+            out[left[ok]] = nearest[ok]
+            left = left[~ok]
+        b = self._query_bounds()
+        for i in left.tolist():  # about one sum in 200: in 256-bit fixed point, else exactly
+            nums, dens = t.num[b[i]:b[i + 1]].tolist(), t.den[b[i]:b[i + 1]].tolist()
+            value = fixed_point_sum(nums, dens)
+            if value is None:
+                num, den = exact_sum(nums, dens)
+                value = num / den  # Python's int division is correctly rounded, as float(Fraction) is
+            out[i] = value
         return out
 
     def rounded_mean(self, counted: np.ndarray, divisor: int) -> float:
         """float(exact sum of the ``counted`` queries' values / ``divisor``), proved in long double where it
-        can be (``rounding.settled_ratio``), else from the exact total."""
-        queries, sums, bounds = self._long_sums()
-        keep = counted[queries]
-        value = settled_ratio(sums[keep], bounds[keep], divisor)
-        return value if value is not None else float(self.terms.total(counted) / divisor)
+        can be (``rounding.settled_ratio``: from plain sums, else from compensated ones), else from the exact
+        total."""
+        for compensated in (False, True):
+            queries, sums, bounds = self._long_sums(compensated)
+            keep = counted[queries]
+            value = settled_ratio(sums[keep], bounds[keep], divisor)
+            if value is not None:
+                return value
+        return float(self.terms.total(counted) / divisor)
 
 
 def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
@@ -409,6 +453,7 @@ class MeasureContext:
     rel: int | None  # None: every judged document counts as relevant (the relevant=judged variant)
     gain: Callable[[np.ndarray], np.ndarray] | None = None
     ideal_floor: int = 1  # grades below this never enter the nDCG ideal or DCG
+    gain_key: tuple | None = None  # what ``gain`` is (its measure's gains= / gain= or the policy's): memo keys
     gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)
 
 

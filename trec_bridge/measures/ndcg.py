@@ -27,10 +27,15 @@ def ndcg(r: Ranking, m, ctx) -> Values:
     in_cut = np.ones(len(r.rank), dtype=bool) if m.cutoff is None else r.rank <= m.cutoff
     useful = in_cut & (r.grade >= ctx.ideal_floor)
     rows = np.flatnonzero(useful)
-    discount = DISCOUNTS[variants.variant(m, "discount") or "log2"]  # None: a family without the variant
+    discount_name = variants.variant(m, "discount") or "log2"  # None: a family without the variant
+    discount = DISCOUNTS[discount_name]
     dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) * discount(r.rank[rows]),
                       minlength=r.n_queries)
-    idcg = _ideal(r, m, ctx, discount)
+    if variants.variant(m, "ideal") == "judged" and ctx.gain_key is not None:  # the judgments' alone: once
+        idcg = r.judged(("nDCG ideal", m.cutoff, ctx.ideal_floor, ctx.gain_key, discount_name),
+                        lambda: _ideal(r, m, ctx, discount))
+    else:
+        idcg = _ideal(r, m, ctx, discount)
     check_finite(("DCG", dcg), ("ideal DCG", idcg))  # 2^g-1 of high grades, or huge gains=, can sum past a double
     value = np.zeros(r.n_queries, dtype=np.float64)
     with np.errstate(over="ignore"):
@@ -79,15 +84,18 @@ def _ideal(r: Ranking, m, ctx, discount) -> np.ndarray:
 
 def has_positive_gain(r: Ranking, m, ctx) -> np.ndarray:
     """nDCG is defined on a query with a judged document of positive gain, whatever the relevance threshold."""
-    q, gain = _judged_gains(r, ctx)
-    return np.bincount(q[gain > 0], minlength=r.n_queries) > 0
+    def compute() -> np.ndarray:
+        q, gain = _judged_gains(r, ctx)
+        return np.bincount(q[gain > 0], minlength=r.n_queries) > 0
+    return compute() if ctx.gain_key is None else r.judged(("nDCG defined", ctx.ideal_floor, ctx.gain_key), compute)
 
 
 def context(m, rel: int, policy) -> MeasureContext:
     """nDCG's gain and grade floor under a policy: the threshold is the floor only under a policy whose
     ``ndcg_gain_floor`` says so (none of the named ones, as in trec_eval and ir_measures)."""
     floor = max(rel, 0) if policy.ndcg_gain_floor == "threshold" else 1
-    return MeasureContext(rel=rel, gain=gain_function(m, policy), ideal_floor=floor)
+    gain_key = ("gains", m.gains) if m.gains is not None else ("gain", m.gain or policy.gain)
+    return MeasureContext(rel=rel, gain=gain_function(m, policy), ideal_floor=floor, gain_key=gain_key)
 
 
 def gain_function(m, policy):
