@@ -110,7 +110,7 @@ SLOW_TESTS = frozenset({
     "test_reference_failures.py::test_crosscheck_at_the_largest_grade_runs_every_tool_or_says_why_not",
     "test_outputs.py::test_a_signal_mid_write_removes_the_temporary_file",
     "test_sidecar_roundtrip.py::test_real_trec_eval_reads_written_random_runs",
-    "test_api_unsorted.py::test_unsorted_runs_score_as_sorted_ones_many",  # 140 inputs x 4 forms x 7 policies
+    "test_api_unsorted.py::test_unsorted_runs_score_as_sorted_ones_many",  # 42 inputs x 4 forms x 7 policies
     "test_bench_smoke.py::test_quick_dropin_rows_are_paired_with_the_binary_and_byte_identical",  # ~5 s
     "test_report_schema.py::test_every_report_the_writer_produces_passes_the_reader",  # every command's report (~5 s)
     "test_outputs.py::test_a_signal_during_start_up_is_one_line",  # a subprocess per signal, killed at start-up

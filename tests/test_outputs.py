@@ -439,10 +439,14 @@ def test_a_signal_mid_write_removes_the_temporary_file(work, sig, exit_code, wor
                                                    (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_during_start_up_is_one_line(work, sig, exit_code, word):
     """Ctrl-C / SIGTERM while the command is still importing (seen through -X importtime): exit 130 / 143,
-    one line, no traceback (before: a KeyboardInterrupt traceback from inside an import, or -15)."""
-    for after in ("trec_bridge.cli", "trec_bridge.errors", "polars"):
-        p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "trec_bridge.cli.main", "score",
-                              str(work / "qrels.txt"), str(work / "run.txt"), "P@1"], stdout=subprocess.DEVNULL,
+    one line, no traceback (before: a KeyboardInterrupt traceback from inside an import, or -15). Small plain
+    files are scored without polars (cli/quick.py, which imports numpy late); a JSON report sends the command
+    down the full path, which imports polars."""
+    plain = ["score", str(work / "qrels.txt"), str(work / "run.txt"), "P@1"]
+    for after, argv in (("trec_bridge.cli", plain), ("trec_bridge.errors", plain), ("numpy", plain),
+                        ("polars", plain + ["--json", str(work / "signalled.json")])):
+        p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "trec_bridge.cli.main", *argv],
+                             stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True, env=ENV,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         lines = []
@@ -460,6 +464,7 @@ def test_a_signal_during_start_up_is_one_line(work, sig, exit_code, word):
         said = [ln for ln in lines if not ln.startswith("import time:")]
         assert p.returncode == exit_code, (after, said)
         assert len(said) == 1 and word in said[0] and "Traceback" not in "".join(said), (after, said)
+        assert not (work / "signalled.json").exists()
 
 
 def test_library_writes_outside_a_command_are_sets_too(tmp_path):
