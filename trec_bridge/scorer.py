@@ -618,6 +618,34 @@ class QueryResults(Sequence):
         mv = self._per_measure[measure]
         return mv.rounded, mv.counted
 
+    def columns(self) -> dict:
+        """Every query's fields as lists, in query order (a report's rows are built from them, not read query by
+        query): ``query_id``, ``status``, ``reason`` (None unless failed), ``relevant``, ``retrieved``, ``answerable``."""
+        statuses = [STATUSES[c] for c in self._statuses.codes.tolist()]
+        reasons, extra = self._statuses.reasons, self._extra
+        return {"query_id": self._ids, "status": statuses,
+                "reason": [reasons.get(q) if s == "failed" else None for q, s in zip(self._ids, statuses)],
+                "relevant": self._relevant.tolist(), "retrieved": self._retrieved.tolist(),
+                "answerable": [extra[q].answerable if q in extra else None for q in self._ids] if extra
+                else [None] * len(self._ids)}
+
+    def measure_names(self) -> list[str]:
+        """The measures in the order each query's ``values`` lists them."""
+        return list(self._per_measure)
+
+    def value_column(self, measure: str, integer: bool = False) -> list:
+        """One measure's ``values`` entry of every query: its float (an int for a count: ``integer``) or None."""
+        mv = self._per_measure[measure]
+        out = mv.rounded.tolist()
+        for i in np.flatnonzero(~mv.counted).tolist():
+            out[i] = None
+        return [None if v is None else int(v) for v in out] if integer else out
+
+    def exact_column(self, measure: str) -> list[str | None]:
+        """One measure's ``exact`` entry of every query, as report text (``Values.fraction_texts``)."""
+        mv = self._per_measure[measure]
+        return mv.values.fraction_texts(mv.counted)
+
 
 def printed(value: np.ndarray, digits: int) -> np.ndarray:
     """Each value as a tool prints it with ``digits`` decimals (C's printf %.Nf: the double correctly rounded,

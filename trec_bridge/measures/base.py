@@ -265,6 +265,26 @@ class Values:
         at = slice(b[i], b[i + 1])
         return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
 
+    def fraction_texts(self, counted: np.ndarray) -> list[str | None]:
+        """Each ``counted`` query's ``fraction`` as the reports write it ("3", "7/10"; None elsewhere), for
+        every query at once: a query of one term (num/den families) reduced by a vectorised gcd, one without
+        terms "0", one of several (AP) through ``fraction``; no Fraction per query for the first two."""
+        n = len(self.value)
+        if self.terms is None:
+            return [None] * n
+        t = self.terms
+        counts = np.diff(self._query_bounds())
+        one = (counts[t.query] == 1) & (t.den > 0) & (t.num > np.iinfo(np.int64).min)  # what the gcd reduces
+        num, den = t.num[one], t.den[one]
+        g = np.gcd(num, den)
+        out = np.full(n, "0", dtype=object)
+        out[t.query[one]] = [f"{a}/{b}" if b != 1 else str(a) for a, b in zip((num // g).tolist(), (den // g).tolist())]
+        for i in np.unique(t.query[~one]).tolist():
+            f = self.fraction(i)
+            out[i] = str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+        out[~counted] = None
+        return out.tolist()
+
     def _long_sums(self, compensated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once; the
         compensated ones whenever they are made already (they are the tighter)."""
