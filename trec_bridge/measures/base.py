@@ -275,10 +275,12 @@ class Values:
         t = self.terms
         counts = np.diff(self._query_bounds())
         one = (counts[t.query] == 1) & (t.den > 0) & (t.num > np.iinfo(np.int64).min)  # what the gcd reduces
-        num, den = t.num[one], t.den[one]
-        g = np.gcd(num, den)
+        pairs, at = np.unique(np.stack([t.num[one], t.den[one]], axis=1), axis=0, return_inverse=True)
+        g = np.gcd(pairs[:, 0], pairs[:, 1])  # each distinct fraction written once (P@10 has eleven)
+        texts = np.array([f"{a}/{b}" if b != 1 else str(a)
+                          for a, b in zip((pairs[:, 0] // g).tolist(), (pairs[:, 1] // g).tolist())], dtype=object)
         out = np.full(n, "0", dtype=object)
-        out[t.query[one]] = [f"{a}/{b}" if b != 1 else str(a) for a, b in zip((num // g).tolist(), (den // g).tolist())]
+        out[t.query[one]] = texts[at.reshape(-1)]
         for i in np.unique(t.query[~one]).tolist():
             f = self.fraction(i)
             out[i] = str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
