@@ -379,14 +379,13 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
 
 
 def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT, *,
-             approximate: bool = False) -> ScoreResult:
+             approximate: bool = False, reuse: "Reuse | None" = None) -> ScoreResult:
     """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means.
 
     ``approximate``: per-query values as the kernels' floats (within an ulp of the correctly rounded exact
     value) and float means, no fractions: for a search that compares many combinations with printed figures
-    (explain), never for a report."""
-    from .ranking import query_index
-
+    (explain), never for a report.  ``reuse``: what earlier evaluations of the same inputs under other policies
+    computed (a cross-check's walk: ``Reuse``)."""
     if policy.duplicates != prepared.duplicates:
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
@@ -395,10 +394,11 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     unjudged = prepared.checks.finish(policy)
     index_ids = index_queries(policy, prepared.base_set, run, dataset)
     statuses = Statuses.of(index_ids, run)
-    index = query_index(index_ids)
-    rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
+    reuse = reuse if reuse is not None else Reuse()
+    rankings = {o: reuse.ranking(prepared, o, index_ids, policy) for o in orderings_for(measures, policy)}
     missing = statuses.missing_mask() if policy.missing_score == "zero" else None
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
+    per_measure = {str(m): reuse.finished(m, rankings, policy, dataset.threshold, index_ids, missing, approximate)
+                   for m in measures}
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     return scored_result(dataset, run, measures, policy, index_ids, statuses, any_ranking.relevant_count(
         dataset.threshold), any_ranking.lengths(), per_measure, unjudged, prepared.chunk_map, prepared.chunk_evidence)
@@ -431,6 +431,46 @@ def scored_result(dataset: Dataset, run: "RunSummary", measures: list[Measure], 
 def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, policy: Policy) -> Ranking:
     """The judged rows of ``index``'s queries in ``ordering``, under the policy's ranking options (depth, judged only)."""
     return prepared.builder(ordering).finish(index).restricted(policy.depth, policy.judged_only)
+
+
+class Reuse:
+    """What evaluations of one prepared run under several policies share (a cross-check walks ~9 policies on the
+    same inputs): the ranking of an index in an ordering, and each measure's kernel output and finished values,
+    each kept under every input it is a function of, so that an axis that changes nothing a measure reads costs
+    it nothing; any other input is a new key, computed afresh.  One ``evaluate`` alone shares nothing."""
+
+    def __init__(self) -> None:
+        self._rankings: dict[tuple, tuple[Prepared, Ranking]] = {}
+        self._kernels: dict[tuple, tuple[Values, np.ndarray]] = {}
+        self._finished: dict[tuple, _MeasureValues] = {}
+
+    def ranking(self, prepared: Prepared, ordering: Ordering, index_ids: list[str], policy: Policy) -> Ranking:
+        """``policy_ranking`` of the index ``index_ids``; ``prepared`` is kept with it (its id is in the key)."""
+        from .ranking import query_index
+
+        key = (id(prepared), ordering, tuple(index_ids), policy.depth, policy.judged_only)
+        if key not in self._rankings:
+            self._rankings[key] = (prepared, policy_ranking(prepared, ordering, query_index(index_ids), policy))
+        return self._rankings[key][1]
+
+    def finished(self, m: Measure, rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
+                 index_ids: list[str], zeroed: np.ndarray | None, approximate: bool) -> "_MeasureValues":
+        """``finished_values`` of ``measure_kernel``: the kernel a function of (ranking, measure as the policy computes
+        it, its context), the rules of the policy's zeroed queries, printed digits, no-relevant rule, arithmetic."""
+        family, any_judgment = FAMILIES[m.family], policy.relevance == "any_judgment"
+        rel = 1 if any_judgment else m.rel if m.rel is not None else threshold  # as measure_kernel reads it
+        ctx = family.context(m, rel, policy)
+        if ctx.gain_key is not None:  # a gain function is made anew each time; its key says which it is
+            ctx = replace(ctx, gain=None)
+        kernel_key = (id(rankings[policy.ordering_for(m)]), m, any_judgment, family.effective(m, policy), ctx)
+        if kernel_key not in self._kernels:
+            self._kernels[kernel_key] = measure_kernel(m, rankings, policy, threshold, index_ids)
+        key = (kernel_key, None if zeroed is None else zeroed.tobytes(), policy.digits_for(m),
+               policy.no_relevant != "null", policy.arithmetic == "float", approximate)
+        if key not in self._finished:
+            self._finished[key] = finished_values(m, *self._kernels[kernel_key], policy, index_ids, zeroed,
+                                                  approximate)
+        return self._finished[key]
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
@@ -669,11 +709,18 @@ class _MeasureValues:
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
     aggregate: str = "mean"  # the family's summary: mean, sum or gmean (Family.aggregate)
     sum_order: np.ndarray | None = None  # Policy.arithmetic "float": the order a running double sum takes
+    _mean: MeanResult | None = field(default=None, repr=False, compare=False)  # ``mean``, once made
 
     def value(self, i: int) -> float | None:
         return float(self.rounded[i]) if self.counted[i] else None
 
     def mean(self) -> MeanResult:
+        """The summary (made once: the same values shared by a walk's steps, ``Reuse``, share it)."""
+        if self._mean is None:
+            self._mean = self._summary()
+        return self._mean
+
+    def _summary(self) -> MeanResult:
         eligible = int(self.counted.sum())
         if not eligible:
             return MeanResult(None, None, 0)
