@@ -394,11 +394,17 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     unjudged = prepared.checks.finish(policy)
     index_ids = index_queries(policy, prepared.base_set, run, dataset)
     statuses = Statuses.of(index_ids, run)
-    reuse = reuse if reuse is not None else Reuse()
-    rankings = {o: reuse.ranking(prepared, o, index_ids, policy) for o in orderings_for(measures, policy)}
     missing = statuses.missing_mask() if policy.missing_score == "zero" else None
-    per_measure = {str(m): reuse.finished(m, rankings, policy, dataset.threshold, index_ids, missing, approximate)
-                   for m in measures}
+    if reuse is None:  # one evaluation: nothing to share, no keys to make
+        from .ranking import query_index
+
+        index = query_index(index_ids)
+        rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
+        per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
+    else:
+        rankings = {o: reuse.ranking(prepared, o, index_ids, policy) for o in orderings_for(measures, policy)}
+        per_measure = {str(m): reuse.finished(m, rankings, policy, dataset.threshold, index_ids, missing,
+                                              approximate) for m in measures}
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     return scored_result(dataset, run, measures, policy, index_ids, statuses, any_ranking.relevant_count(
         dataset.threshold), any_ranking.lengths(), per_measure, unjudged, prepared.chunk_map, prepared.chunk_evidence)
