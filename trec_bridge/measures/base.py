@@ -348,7 +348,10 @@ class Values:
     def rounded_mean(self, counted: np.ndarray, divisor: int) -> float:
         """float(exact sum of the ``counted`` queries' values / ``divisor``), proved in long double where it
         can be (``rounding.settled_ratio``: from plain sums, else from compensated ones), else from the exact
-        total."""
+        total, which a few terms (a small run: ``EXACT_TERMS``) go to at once: the same double (both are
+        float(Fraction), correctly rounded), for less than the proof's own Fractions cost."""
+        if len(self.terms.den) <= EXACT_TERMS:
+            return float(self.terms.total(counted) / divisor)
         for compensated in (False, True):
             queries, sums, bounds = self._long_sums(compensated)
             keep = counted[queries]
@@ -356,6 +359,9 @@ class Values:
             if value is not None:
                 return value
         return float(self.terms.total(counted) / divisor)
+
+
+EXACT_TERMS = 64  # a measure with this many exact terms or fewer takes its mean from the exact total
 
 
 def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
