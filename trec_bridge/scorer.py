@@ -469,10 +469,15 @@ class Reuse:
         if ctx.gain_key is not None:  # a gain function is made anew each time; its key says which it is
             ctx = replace(ctx, gain=None)
         kernel_key = (id(rankings[policy.ordering_for(m)]), m, any_judgment, family.effective(m, policy), ctx)
-        if kernel_key not in self._kernels:
-            self._kernels[kernel_key] = measure_kernel(m, rankings, policy, threshold, index_ids)
         key = (kernel_key, None if zeroed is None else zeroed.tobytes(), policy.digits_for(m),
                policy.no_relevant != "null", policy.arithmetic == "float", approximate)
+        try:
+            hash(key)
+        except TypeError:  # a parameter that is no key (a list): computed, not shared
+            return finished_values(m, *measure_kernel(m, rankings, policy, threshold, index_ids), policy, index_ids,
+                                   zeroed, approximate)
+        if kernel_key not in self._kernels:
+            self._kernels[kernel_key] = measure_kernel(m, rankings, policy, threshold, index_ids)
         if key not in self._finished:
             self._finished[key] = finished_values(m, *self._kernels[kernel_key], policy, index_ids, zeroed,
                                                   approximate)
