@@ -470,7 +470,7 @@ class Reuse:
             ctx = replace(ctx, gain=None)
         kernel_key = (id(rankings[policy.ordering_for(m)]), m, any_judgment, family.effective(m, policy), ctx)
         key = (kernel_key, None if zeroed is None else zeroed.tobytes(), policy.digits_for(m),
-               policy.no_relevant != "null", policy.arithmetic == "float", approximate)
+               policy.no_relevant, policy.arithmetic, approximate)
         try:
             hash(key)
         except TypeError:  # a parameter that is no key (a list): computed, not shared
