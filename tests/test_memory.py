@@ -262,3 +262,41 @@ def test_limits_are_read_from_this_process():
     """Whatever the machine: each limit found is positive and its usage below it or close (no crash reading /proc)."""
     for lim in memory_guard.limits():
         assert lim.limit > 0 and lim.used >= 0, lim
+
+
+# The import reserve: the full path checks its first file before polars is imported; each limit counts what the
+# import will take until it is, so that a file fitting only without polars' address space is refused, not let
+# through to an import that a tight ``ulimit -v`` would make fail.
+IMPORT_RESERVE = textwrap.dedent("""
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 45, 1 << 45))  # a limit in force, far above any need
+    from trec_bridge import memory_guard as mg
+    from trec_bridge.errors import InvalidInput
+    real = mg.limits
+    mg.limits = lambda first_file=True: [lim for lim in real(first_file) if lim.name.startswith("RLIMIT_AS")]
+    out = {"polars_first": "polars" in sys.modules}
+    before = mg.limits()[0]
+    out["imports"], out["headroom"] = before.imports, before.headroom
+    size = (before.headroom + before.imports // 2 - mg.FIXED) // mg.RATIOS["trec_run"]  # fits only without polars
+    try:
+        mg.Guard("big.run", b"q1 Q0 d1 1 1.0 r\\n").check(size)
+        out["refusal"] = None
+    except InvalidInput as exc:
+        out["refusal"] = exc.message
+    import polars  # noqa: F401
+    after = mg.limits()[0]
+    out["imports_after"], out["headroom_after"] = after.imports, after.headroom
+    print(json.dumps(out))
+""")
+
+
+def test_limits_count_polars_import_until_it_is_loaded():
+    p = subprocess.run([sys.executable, "-c", IMPORT_RESERVE], capture_output=True, text=True, env=ENV, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["polars_first"] is False and out["imports"] == memory_guard.POLARS_IMPORT["VmSize"]
+    assert out["refusal"] is not None and "will be taken by importing polars" in out["refusal"], out["refusal"]
+    assert "RLIMIT_AS (ulimit -v)" in out["refusal"]
+    assert out["imports_after"] == 0  # loaded: it is in VmSize now, no longer reserved
+    # the reserve held what the import took: what is left after it is no less, and not much more, than foreseen
+    assert 0 <= out["headroom_after"] - out["headroom"] < 64 * MiB, out

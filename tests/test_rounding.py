@@ -90,6 +90,25 @@ def test_fixed_point_sums_are_correctly_rounded_or_refused():
     assert fixed_point_sum([1, 1], [1, 1 << 53]) is None  # the midpoint 1 + 2^-53 itself: left to exact sums
 
 
+def test_a_mean_of_few_terms_is_the_one_the_long_double_proof_gives(monkeypatch):
+    """A measure of EXACT_TERMS terms or fewer takes its mean from the exact total at once: the same double."""
+    from trec_bridge.measures import base
+
+    rng = random.Random(5)
+    cases = [[[(rng.randint(-3, 40), rng.randint(1, 10**rng.randint(1, 12))) for _ in range(rng.randint(0, 4))]
+              for _ in range(rng.randint(1, 12))] for _ in range(200)] + [[t] for t in MIDPOINT_CASES]
+    for queries in cases:
+        counted = np.array([rng.random() < 0.8 for _ in queries])
+        divisor = max(int(counted.sum()), 1)
+        want = float(sum((_exact(t) for t, c in zip(queries, counted) if c), Fraction(0)) / divisor)
+        assert len(_values(queries).terms.den) <= base.EXACT_TERMS
+        fast = _values(queries).rounded_mean(counted, divisor)
+        monkeypatch.setattr(base, "EXACT_TERMS", -1)  # the proof in long double (then the exact total)
+        proved = _values(queries).rounded_mean(counted, divisor)
+        monkeypatch.undo()
+        assert fast == proved == want, queries
+
+
 @pytest.mark.skipif(not EXTENDED, reason="long double is no wider than a double here")
 def test_pairwise_sums_recover_every_rounding_error():
     """4,096 terms of full long-double precision whose sum nearly cancels: added pairwise alone, each of the 4,095

@@ -113,3 +113,19 @@ def test_a_walk_on_a_split_and_chunks():
                                        "doc_id": ["d2", "d2", "d1", "d3"]}))
     steps = check(dataset, chunks, parse_measures("P@2 AP RR@2"), split="test", chunk_map=chunk_map)
     assert steps.strict.chunk_map_fingerprint == chunk_map.fingerprint()
+
+
+def test_the_steps_share_what_their_axes_leave_alone(monkeypatch):
+    """A step recomputes only the measures its axis changes (scorer.Reuse): fewer kernels than steps x measures
+    (that each step still equals a fresh score is ``check``'s, on these inputs too: the test above)."""
+    from trec_bridge import scorer
+
+    calls = []
+    kernel = scorer.measure_kernel
+    monkeypatch.setattr(scorer, "measure_kernel", lambda m, *a: calls.append(m) or kernel(m, *a))
+    dataset, run = _simple(grades=(2, 0))
+    measures = parse_measures("P@2 nDCG@2 RR@2 nDCG(gain=exp)@2 AP")
+    steps = Rescorer(prepare(dataset, run), measures)
+    walks = [walk_axes(steps, target) for target in TARGETS]
+    evaluations = 1 + sum(len(w.steps) - 1 for w in walks)
+    assert evaluations > 10 and len(calls) < evaluations * len(measures) / 2, (len(calls), evaluations)

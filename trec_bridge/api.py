@@ -537,13 +537,12 @@ class Crosscheck:
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Write the report of ``trec-bridge crosscheck --json`` (atomically)."""
-        import json
-
         from .crosscheck_report import full_report
+        from .json_text import dumps
         from .outputs import atomic_write
 
         report = full_report(self.result, self._inputs or None, self._run.get("system"), self._run.get("timing"))
-        atomic_write(os.fspath(path), json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        atomic_write(os.fspath(path), dumps(report, allow_nan=True) + "\n")  # the reference tools' NaN as given
 
     def write_reproducer(self, folder: str | os.PathLike):
         """The minimal reproducer of the first unexplained difference, written under ``folder``/<tool>/; its

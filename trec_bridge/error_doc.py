@@ -102,8 +102,10 @@ against the address space in use, plus about 650 MiB on a 2-core machine that
 polars' thread pool reserves when it starts: one 64 MiB glibc malloc arena and
 one stack per thread), `RLIMIT_DATA` (`ulimit -d`), the cgroup's `memory.max`
 (v2) or `memory.limit_in_bytes` (v1) minus its working set, and
-`MemAvailable`. The message names the file, its size, the estimate, the limit
-and what is left, and suggests raising the limit, a bigger machine or
+`MemAvailable`. A file checked before polars is imported (the first one, on
+the full path) also counts what the import will take: about 384 MiB of address
+space, 64 MiB of data and 40 MiB resident. The message names the file, its
+size, the estimate, the limit and what is left, and suggests raising the limit, a bigger machine or
 splitting the file; under `ulimit -v`, `POLARS_MAX_THREADS=1
 MALLOC_ARENA_MAX=2` shrink the reservation. A `MemoryError` that still happens
 in Python or numpy is reported as `E_TOO_LARGE` too (no traceback). Below

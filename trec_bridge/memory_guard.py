@@ -27,8 +27,10 @@ the way tests make a small input "too large"), RLIMIT_AS (compared with the addr
 VmSize, plus what polars' thread pool reserves when it starts: glibc arenas
 of 64 MiB and thread stacks), RLIMIT_DATA (VmData), the cgroup's memory.max
 (v2) or memory.limit_in_bytes (v1) minus its working set, and otherwise
-MemAvailable.  Only Linux's /proc and /sys are read, once per file: a few
-small reads, no allocation proportional to the file.
+MemAvailable.  Until polars is imported, each limit also counts what its
+import will take (``POLARS_IMPORT``): the full path checks its first file
+before its readers load polars.  Only Linux's /proc and /sys are read, once
+per file: a few small reads, no allocation proportional to the file.
 
 Per-query state (``check_queries``) is checked by the scorer as queries
 arrive: ``PER_QUERY + PER_VALUE x measures`` bytes per query.
@@ -42,7 +44,8 @@ from __future__ import annotations
 import os
 import re
 import resource
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import InvalidInput, UsageError
@@ -63,10 +66,11 @@ class Limit:
     limit: int  # bytes
     used: int  # bytes already counted against it
     reserve: int = 0  # bytes the tool will take whatever the file (thread pool)
+    imports: int = 0  # bytes polars' import will take, not yet in ``used`` (``_import_reserve``)
 
     @property
     def headroom(self) -> int:
-        return self.limit - self.used - self.reserve
+        return self.limit - self.used - self.reserve - self.imports
 
 
 PER_QUERY = 2 * 1024  # bytes per query of the state kept for every query until the report (see check_queries)
@@ -95,7 +99,7 @@ def check_queries(count: int, measures: int, source: str | None) -> None:
         if need > lim.headroom:
             raise InvalidInput("E_TOO_LARGE", f"{count:,} queries need about {_mib(need)} of memory for their "
                                f"per-query results ({PER_QUERY:,} bytes each and {PER_VALUE:,} per measure), but the limit {lim.name} is "
-                               f"{_mib(lim.limit)}: {_mib(lim.used)} is in use, {_mib(max(lim.headroom, 0))} is left. "
+                               f"{_mib(lim.limit)}: {_mib(lim.used)} is in use{_imports_text(lim)}, {_mib(max(lim.headroom, 0))} is left. "
                                "Raise the limit, use a machine with more memory, or score the queries in parts",
                                file=source)
 
@@ -107,8 +111,9 @@ FULL_PATH_MARGIN = 512 * MiB
 
 def close_to_a_limit(need: int) -> bool:
     """Whether ``need`` bytes more and ``FULL_PATH_MARGIN`` would pass a limit in force: where the full command
-    could refuse what this lighter process lets through, the small-input path leaves the inputs to it."""
-    return any(need + FULL_PATH_MARGIN > lim.headroom for lim in limits(first_file=True))
+    could refuse what this lighter process lets through, the small-input path leaves the inputs to it.  (The
+    margin holds polars' import: its reserve in ``limits`` is not counted twice.)"""
+    return any(need + FULL_PATH_MARGIN > lim.headroom + lim.imports for lim in limits(first_file=True))
 
 
 def check_input(name: str, size: int, head: bytes) -> None:
@@ -157,22 +162,37 @@ def limits(first_file: bool = True) -> list[Limit]:
     """Every memory limit in force, each with what is already used against it."""
     out: list[Limit] = []
     status = _proc_status()
+    imports = _import_reserve()
     own = os.environ.get(LIMIT_ENV, "").strip()
     if own:
-        out.append(Limit(LIMIT_ENV, parse_size(own), status.get("VmRSS", 0)))
+        out.append(Limit(LIMIT_ENV, parse_size(own), status.get("VmRSS", 0), imports=imports["VmRSS"]))
     reserve_as, reserve_data = _pool_reserve() if first_file else (0, 0)
     for res, label, field, reserve in ((resource.RLIMIT_AS, "RLIMIT_AS (ulimit -v)", "VmSize", reserve_as),
                                        (resource.RLIMIT_DATA, "RLIMIT_DATA (ulimit -d)", "VmData", reserve_data)):
         soft, _hard = resource.getrlimit(res)
         if soft != resource.RLIM_INFINITY and 0 <= soft < _UNLIMITED:
-            out.append(Limit(label, soft, status.get(field, 0), reserve))
+            out.append(Limit(label, soft, status.get(field, 0), reserve, imports[field]))
     cgroup = _cgroup_limit()
     if cgroup is not None:
-        out.append(cgroup)
+        out.append(replace(cgroup, imports=imports["VmRSS"]))
     avail = _meminfo_available()  # in a container this is the host's: the cgroup limit above is the real one
     if avail is not None:
-        out.append(Limit("MemAvailable (free memory)", avail, 0))
+        out.append(Limit("MemAvailable (free memory)", avail, 0, imports=imports["VmRSS"]))
     return out
+
+
+# What importing polars adds to each measure of the process (measured with polars 2.1, Python 3.11: VmSize
+# +376 MiB, VmData +47 MiB, VmRSS +32 MiB), rounded up; its thread pool's start is ``_pool_reserve``'s.
+POLARS_IMPORT = {"VmSize": 384 * MiB, "VmData": 64 * MiB, "VmRSS": 40 * MiB}
+
+
+def _import_reserve() -> dict[str, int]:
+    """``POLARS_IMPORT`` while polars is not loaded yet, else nothing: the full path checks its first file before
+    its readers import polars, and a file that fits only without polars' address space must be refused there
+    (under a tight ``ulimit -v`` the import itself would fail) rather than let through."""
+    if "polars" in sys.modules:
+        return {field: 0 for field in POLARS_IMPORT}
+    return dict(POLARS_IMPORT)
 
 
 LIMIT_ENV = "TREC_BRIDGE_MEMORY_LIMIT"
@@ -190,6 +210,7 @@ def parse_size(text: str) -> int:
 
 def _message(size: int, kind: str, need: int, lim: Limit, streamed: bool = False) -> str:
     reserve = f", {_mib(lim.reserve)} will be reserved by the thread pool" if lim.reserve else ""
+    reserve += _imports_text(lim)
     left = max(lim.headroom, 0)
     sized = f"at least {_mib(size)}: refused after decompressing that much" if streamed else _mib(size)
     text = (f"this {KIND_NAMES[kind]} file ({sized}) needs about {_mib(need)} of memory to load and score "
@@ -199,6 +220,10 @@ def _message(size: int, kind: str, need: int, lim: Limit, streamed: bool = False
     if lim.reserve:
         text += "; POLARS_MAX_THREADS=1 MALLOC_ARENA_MAX=2 make the thread pool reserve less address space"
     return text
+
+
+def _imports_text(lim: Limit) -> str:
+    return f", {_mib(lim.imports)} will be taken by importing polars" if lim.imports else ""
 
 
 def _mib(n: int) -> str:

@@ -20,7 +20,7 @@ from . import references as _references  # noqa: F401  (the tools register their
 from .axes import AXES, reason
 from .measures.base import Measure
 from .policy import STRICT, Policy
-from .scorer import Prepared, QueryResult, ScoreResult, evaluate
+from .scorer import Prepared, QueryResult, Reuse, ScoreResult, evaluate
 
 ABSENT = "absent"  # the query is not in the policy's query set
 
@@ -97,7 +97,8 @@ class Rescorer:
     def __init__(self, prepared: Prepared, measures: list[Measure], strict: ScoreResult | None = None):
         self.measures = list(measures)
         self.prepared = {prepared.duplicates: prepared}
-        self.strict = strict if strict is not None else evaluate(prepared, self.measures, STRICT)
+        self.reuse = Reuse()  # what the walks' evaluations share (rankings, kernels): each step's own work only
+        self.strict = strict if strict is not None else evaluate(prepared, self.measures, STRICT, reuse=self.reuse)
 
     def score(self, policy: Policy) -> ScoreResult:
         if policy == self.strict.policy:
@@ -105,7 +106,7 @@ class Rescorer:
         if policy.duplicates not in self.prepared:
             any_prepared = next(iter(self.prepared.values()))
             self.prepared[policy.duplicates] = any_prepared.with_duplicates(policy.duplicates)
-        return evaluate(self.prepared[policy.duplicates], self.measures, policy)
+        return evaluate(self.prepared[policy.duplicates], self.measures, policy, reuse=self.reuse)
 
 
 def table(result: ScoreResult) -> dict[str, QueryResult]:

@@ -379,14 +379,13 @@ def _selected(dataset: Dataset, split: str | None) -> Dataset:
 
 
 def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRICT, *,
-             approximate: bool = False) -> ScoreResult:
+             approximate: bool = False, reuse: "Reuse | None" = None) -> ScoreResult:
     """Score a prepared run under ``policy``: its query set, the kernels, the no-relevant rule, the means.
 
     ``approximate``: per-query values as the kernels' floats (within an ulp of the correctly rounded exact
     value) and float means, no fractions: for a search that compares many combinations with printed figures
-    (explain), never for a report."""
-    from .ranking import query_index
-
+    (explain), never for a report.  ``reuse``: what earlier evaluations of the same inputs under other policies
+    computed (a cross-check's walk: ``Reuse``)."""
     if policy.duplicates != prepared.duplicates:
         raise ValueError(f"prepared under duplicates={prepared.duplicates}, evaluated under {policy.duplicates}: "
                          "use Prepared.with_duplicates")
@@ -395,10 +394,17 @@ def evaluate(prepared: Prepared, measures: list[Measure], policy: Policy = STRIC
     unjudged = prepared.checks.finish(policy)
     index_ids = index_queries(policy, prepared.base_set, run, dataset)
     statuses = Statuses.of(index_ids, run)
-    index = query_index(index_ids)
-    rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
     missing = statuses.missing_mask() if policy.missing_score == "zero" else None
-    per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
+    if reuse is None:  # one evaluation: nothing to share, no keys to make
+        from .ranking import query_index
+
+        index = query_index(index_ids)
+        rankings = {o: policy_ranking(prepared, o, index, policy) for o in orderings_for(measures, policy)}
+        per_measure = _measure_values(measures, rankings, policy, dataset.threshold, index_ids, missing, approximate)
+    else:
+        rankings = {o: reuse.ranking(prepared, o, index_ids, policy) for o in orderings_for(measures, policy)}
+        per_measure = {str(m): reuse.finished(m, rankings, policy, dataset.threshold, index_ids, missing,
+                                              approximate) for m in measures}
     any_ranking = next(iter(rankings.values()))  # counts below do not depend on the order
     return scored_result(dataset, run, measures, policy, index_ids, statuses, any_ranking.relevant_count(
         dataset.threshold), any_ranking.lengths(), per_measure, unjudged, prepared.chunk_map, prepared.chunk_evidence)
@@ -431,6 +437,51 @@ def scored_result(dataset: Dataset, run: "RunSummary", measures: list[Measure], 
 def policy_ranking(prepared: Prepared, ordering: Ordering, index: pl.DataFrame, policy: Policy) -> Ranking:
     """The judged rows of ``index``'s queries in ``ordering``, under the policy's ranking options (depth, judged only)."""
     return prepared.builder(ordering).finish(index).restricted(policy.depth, policy.judged_only)
+
+
+class Reuse:
+    """What evaluations of one prepared run under several policies share (a cross-check walks ~9 policies on the
+    same inputs): the ranking of an index in an ordering, and each measure's kernel output and finished values,
+    each kept under every input it is a function of, so that an axis that changes nothing a measure reads costs
+    it nothing; any other input is a new key, computed afresh.  One ``evaluate`` alone shares nothing."""
+
+    def __init__(self) -> None:
+        self._rankings: dict[tuple, tuple[Prepared, Ranking]] = {}
+        self._kernels: dict[tuple, tuple[Values, np.ndarray]] = {}
+        self._finished: dict[tuple, _MeasureValues] = {}
+
+    def ranking(self, prepared: Prepared, ordering: Ordering, index_ids: list[str], policy: Policy) -> Ranking:
+        """``policy_ranking`` of the index ``index_ids``; ``prepared`` is kept with it (its id is in the key)."""
+        from .ranking import query_index
+
+        key = (id(prepared), ordering, tuple(index_ids), policy.depth, policy.judged_only)
+        if key not in self._rankings:
+            self._rankings[key] = (prepared, policy_ranking(prepared, ordering, query_index(index_ids), policy))
+        return self._rankings[key][1]
+
+    def finished(self, m: Measure, rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
+                 index_ids: list[str], zeroed: np.ndarray | None, approximate: bool) -> "_MeasureValues":
+        """``finished_values`` of ``measure_kernel``: the kernel a function of (ranking, measure as the policy computes
+        it, its context), the rules of the policy's zeroed queries, printed digits, no-relevant rule, arithmetic."""
+        family, any_judgment = FAMILIES[m.family], policy.relevance == "any_judgment"
+        rel = 1 if any_judgment else m.rel if m.rel is not None else threshold  # as measure_kernel reads it
+        ctx = family.context(m, rel, policy)
+        if ctx.gain_key is not None:  # a gain function is made anew each time; its key says which it is
+            ctx = replace(ctx, gain=None)
+        kernel_key = (id(rankings[policy.ordering_for(m)]), m, any_judgment, family.effective(m, policy), ctx)
+        key = (kernel_key, None if zeroed is None else zeroed.tobytes(), policy.digits_for(m),
+               policy.no_relevant, policy.arithmetic, approximate)
+        try:
+            hash(key)
+        except TypeError:  # a parameter that is no key (a list): computed, not shared
+            return finished_values(m, *measure_kernel(m, rankings, policy, threshold, index_ids), policy, index_ids,
+                                   zeroed, approximate)
+        if kernel_key not in self._kernels:
+            self._kernels[kernel_key] = measure_kernel(m, rankings, policy, threshold, index_ids)
+        if key not in self._finished:
+            self._finished[key] = finished_values(m, *self._kernels[kernel_key], policy, index_ids, zeroed,
+                                                  approximate)
+        return self._finished[key]
 
 
 def _measure_values(measures: list[Measure], rankings: dict[Ordering, Ranking], policy: Policy, threshold: int,
@@ -618,6 +669,34 @@ class QueryResults(Sequence):
         mv = self._per_measure[measure]
         return mv.rounded, mv.counted
 
+    def columns(self) -> dict:
+        """Every query's fields as lists, in query order (a report's rows are built from them, not read query by
+        query): ``query_id``, ``status``, ``reason`` (None unless failed), ``relevant``, ``retrieved``, ``answerable``."""
+        statuses = [STATUSES[c] for c in self._statuses.codes.tolist()]
+        reasons, extra = self._statuses.reasons, self._extra
+        return {"query_id": self._ids, "status": statuses,
+                "reason": [reasons.get(q) if s == "failed" else None for q, s in zip(self._ids, statuses)],
+                "relevant": self._relevant.tolist(), "retrieved": self._retrieved.tolist(),
+                "answerable": [extra[q].answerable if q in extra else None for q in self._ids] if extra
+                else [None] * len(self._ids)}
+
+    def measure_names(self) -> list[str]:
+        """The measures in the order each query's ``values`` lists them."""
+        return list(self._per_measure)
+
+    def value_column(self, measure: str, integer: bool = False) -> list:
+        """One measure's ``values`` entry of every query: its float (an int for a count: ``integer``) or None."""
+        mv = self._per_measure[measure]
+        out = mv.rounded.tolist()
+        for i in np.flatnonzero(~mv.counted).tolist():
+            out[i] = None
+        return [None if v is None else int(v) for v in out] if integer else out
+
+    def exact_column(self, measure: str) -> list[str | None]:
+        """One measure's ``exact`` entry of every query, as report text (``Values.fraction_texts``)."""
+        mv = self._per_measure[measure]
+        return mv.values.fraction_texts(mv.counted)
+
 
 def printed(value: np.ndarray, digits: int) -> np.ndarray:
     """Each value as a tool prints it with ``digits`` decimals (C's printf %.Nf: the double correctly rounded,
@@ -641,11 +720,18 @@ class _MeasureValues:
     counted: np.ndarray  # bool per query: has a value (not null under the policy)
     aggregate: str = "mean"  # the family's summary: mean, sum or gmean (Family.aggregate)
     sum_order: np.ndarray | None = None  # Policy.arithmetic "float": the order a running double sum takes
+    _mean: MeanResult | None = field(default=None, repr=False, compare=False)  # ``mean``, once made
 
     def value(self, i: int) -> float | None:
         return float(self.rounded[i]) if self.counted[i] else None
 
     def mean(self) -> MeanResult:
+        """The summary (made once: the same values shared by a walk's steps, ``Reuse``, share it)."""
+        if self._mean is None:
+            self._mean = self._summary()
+        return self._mean
+
+    def _summary(self) -> MeanResult:
         eligible = int(self.counted.sum())
         if not eligible:
             return MeanResult(None, None, 0)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -52,6 +51,8 @@ def run(args) -> int:
     result = explain(loaded.dataset.select_split(loaded.split) if loaded.split else loaded.dataset, loaded.run,
                      theirs, measures, run_by_rank=by_rank)
     if args.json:
-        atomic_write(args.json, json.dumps(explanation_json(result), indent=2, sort_keys=True) + "\n")
+        from ..json_text import dumps
+
+        atomic_write(args.json, dumps(explanation_json(result), ensure_ascii=True, allow_nan=True) + "\n")
     sys.stdout.write(render_text(result))
     return EXIT_OK if result.explained else EXIT_UNREPRODUCED

@@ -35,12 +35,11 @@ def json_report_text(report: dict, args, *, allow_nan: bool = False) -> str:
     ``allow_nan``: the cross-check report carries the reference tools' own
     numbers, which may be NaN; it has always been written as they are.
     """
-    import json
-
+    from ..json_text import dumps
     from ..numtext import floats_only
 
     data = floats_only(report) if args.json_floats else report
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=allow_nan) + "\n"
+    return dumps(data, allow_nan=allow_nan) + "\n"
 
 
 def write_pages(report: dict, html_path: str | None, png_dir: str | None, kind: str) -> None:

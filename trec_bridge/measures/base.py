@@ -265,6 +265,28 @@ class Values:
         at = slice(b[i], b[i + 1])
         return Fraction(*exact_sum(self.terms.num[at].tolist(), self.terms.den[at].tolist()))
 
+    def fraction_texts(self, counted: np.ndarray) -> list[str | None]:
+        """Each ``counted`` query's ``fraction`` as the reports write it ("3", "7/10"; None elsewhere), for
+        every query at once: a query of one term (num/den families) reduced by a vectorised gcd, one without
+        terms "0", one of several (AP) through ``fraction``; no Fraction per query for the first two."""
+        n = len(self.value)
+        if self.terms is None:
+            return [None] * n
+        t = self.terms
+        counts = np.diff(self._query_bounds())
+        one = (counts[t.query] == 1) & (t.den > 0) & (t.num > np.iinfo(np.int64).min)  # what the gcd reduces
+        num, den, at = _distinct_pairs(t.num[one], t.den[one])  # each distinct fraction written once (P@10: 11)
+        g = np.gcd(num, den)
+        texts = np.array([f"{a}/{b}" if b != 1 else str(a) for a, b in zip((num // g).tolist(), (den // g).tolist())],
+                         dtype=object)
+        out = np.full(n, "0", dtype=object)
+        out[t.query[one]] = texts[at]
+        for i in np.unique(t.query[~one]).tolist():
+            f = self.fraction(i)
+            out[i] = str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+        out[~counted] = None
+        return out.tolist()
+
     def _long_sums(self, compensated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(queries with terms, their long-double sums, error bounds): ``rounding.long_sums``, computed once; the
         compensated ones whenever they are made already (they are the tighter)."""
@@ -326,7 +348,10 @@ class Values:
     def rounded_mean(self, counted: np.ndarray, divisor: int) -> float:
         """float(exact sum of the ``counted`` queries' values / ``divisor``), proved in long double where it
         can be (``rounding.settled_ratio``: from plain sums, else from compensated ones), else from the exact
-        total."""
+        total, which a few terms (a small run: ``EXACT_TERMS``) go to at once: the same double (both are
+        float(Fraction), correctly rounded), for less than the proof's own Fractions cost."""
+        if len(self.terms.den) <= EXACT_TERMS:
+            return float(self.terms.total(counted) / divisor)
         for compensated in (False, True):
             queries, sums, bounds = self._long_sums(compensated)
             keep = counted[queries]
@@ -334,6 +359,20 @@ class Values:
             if value is not None:
                 return value
         return float(self.terms.total(counted) / divisor)
+
+
+def _distinct_pairs(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (num, den) pairs and, per input pair, the index of its own among them (a lexsort: numpy's
+    unique over rows sorts a void view, seconds for a million)."""
+    order = np.lexsort((den, num))
+    sn, sd = num[order], den[order]
+    first = np.r_[True, (sn[1:] != sn[:-1]) | (sd[1:] != sd[:-1])] if len(sn) else np.zeros(0, dtype=bool)
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.cumsum(first) - 1
+    return sn[first], sd[first], at
+
+
+EXACT_TERMS = 64  # a measure with this many exact terms or fewer takes its mean from the exact total
 
 
 def exact_sum(nums: list[int], dens: list[int]) -> tuple[int, int]:
