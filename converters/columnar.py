@@ -156,8 +156,15 @@ def read_partition(folder: str | Path, part: Partition) -> Run:
 
 
 def read_columnar_run_parts(path: str | Path) -> Iterator[Run]:
-    """A Parquet run folder one partition file at a time, in name order (bounded memory: one file's rows are
-    held); ``QueryNotContiguous`` when a query is in two files (the caller reads the folder whole)."""
+    """A Parquet run folder one partition file at a time, in name order (bounded memory: two files' rows are
+    held), the next file read and ordered in a worker thread while the caller scores this one;
+    ``QueryNotContiguous`` when a query is in two files (the caller reads the folder whole)."""
+    from .trec_run_parts import one_ahead
+
+    return one_ahead(_partition_runs(path))
+
+
+def _partition_runs(path: str | Path) -> Iterator[Run]:
     seen: set[str] = set()
     for part in partition_files(path, "parquet"):
         run = read_partition(path, part)
