@@ -31,6 +31,7 @@ from trec_bridge.errors import TrecBridgeError
 from trec_bridge.model import QueryNotContiguous, Run
 from trec_bridge.urls import is_url
 
+from . import columnar
 from .columnar import RUN_COLUMNS, _run_of
 from .trec_run_parts import one_ahead
 
@@ -44,6 +45,26 @@ class ReadWhole(QueryNotContiguous):
     def __init__(self, why: str):
         Exception.__init__(self, f"{why}: read the run whole")
         self.query_id = None
+
+
+def read_folder_parts(path: str | os.PathLike) -> Iterator[Run]:
+    """A Parquet run folder one partition file at a time, in name order (bounded memory: a few files' rows are
+    held), the next files read and ordered in worker threads while the caller scores this one;
+    ``QueryNotContiguous`` when a query is in two files (the caller reads the folder whole)."""
+    tasks = ((lambda part=part: columnar.read_partition(path, part)) for part in columnar.partition_files(path))
+    return _contiguous(in_order_ahead(tasks))
+
+
+def _contiguous(runs: Iterator[Run]) -> Iterator[Run]:
+    """``runs`` passed on; ``QueryNotContiguous`` for a query met again in a later one."""
+    seen: set[str] = set()
+    with closing(runs):
+        for run in runs:
+            again = [q for q in run.queries if q in seen]
+            if again:
+                raise QueryNotContiguous(again[0])
+            seen.update(run.queries)
+            yield run
 
 
 def read_parquet_file_parts(path: str | os.PathLike, part_rows: int | None = None) -> Iterator[Run] | None:
@@ -68,8 +89,8 @@ def _parts(name: str, part_rows: int) -> Iterator[Run]:
     """Each part's Run, in file order; ``QueryNotContiguous`` for a query in two parts, ``ReadWhole`` for an
     error (neither after a part with that query or error was handed on: the caller scores nothing of it)."""
     frames = one_ahead(query_whole(_batches(name, part_rows)))  # the batches read in a thread of their own
-    runs = in_order_ahead(((lambda frame=frame: _run_of(frame, name)) for frame in frames))
-    seen: set[str] = set()
+    runs = _contiguous(in_order_ahead(((lambda frame=frame: _run_of(frame, name)) for frame in frames)))
+    given = False
     with closing(frames), closing(runs):
         while True:
             try:
@@ -78,12 +99,9 @@ def _parts(name: str, part_rows: int) -> Iterator[Run]:
                 raise ReadWhole(f"a part raised {getattr(exc, 'code', type(exc).__name__)}") from None
             if run is None:
                 break
-            again = [q for q in run.queries if q in seen]
-            if again:
-                raise QueryNotContiguous(again[0])
-            seen.update(run.queries)
+            given = True
             yield run
-    if not seen:
+    if not given:
         raise ReadWhole("no row")
 
 

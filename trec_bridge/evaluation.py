@@ -58,11 +58,11 @@ def _run_parts(run_path: str, order: str, fingerprint: bool):
 
     kind = columnar_kind(run_path)
     if kind is not None:  # a Parquet folder: one partition file at a time; one file: by row groups; Arrow: whole
-        from converters.columnar import partition_files, read_columnar_run_parts
-        from converters.columnar_parts import read_parquet_file_parts
+        from converters.columnar import partition_files
+        from converters.columnar_parts import read_folder_parts, read_parquet_file_parts
 
         if partition_files(run_path, kind) is not None:
-            return read_columnar_run_parts(run_path)
+            return read_folder_parts(run_path)
         return read_parquet_file_parts(run_path) if kind == "parquet" else None
     if is_json(run_path) and is_run_lines(run_path):
         from converters.json_run_lines import read_run_lines_parts
