@@ -150,7 +150,7 @@ def read_partition(folder: str | Path, part: Partition) -> Run:
     """One partition file of a run folder as a run on its own (its row errors name the file); ``source`` is the
     folder, the run's name in the run checks' messages."""
     frame = _with_columns(_read(part, "parquet", part.path), RUN_COLUMNS, part.path)
-    run = _run_of(frame, part.path)
+    run = _run_of(frame.rechunk(), part.path)  # one chunk, not one a row group: see columnar_parts.one_chunk
     run.source = os.fspath(folder)
     return run
 
