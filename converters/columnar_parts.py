@@ -112,14 +112,25 @@ def one_chunk(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.rechunk()
 
 
-WORKERS = max(1, min(2, os.cpu_count() or 1))  # parts checked and ordered at once (bench/README.md)
+WORKERS = 2  # parts checked and ordered at once, at most (bench/README.md, "Parquet W1, round 2")
+
+
+def default_workers() -> int:
+    """``WORKERS``, or fewer where polars is given fewer threads (POLARS_MAX_THREADS: score-many's workers share
+    the cores that way) or the process has fewer cores."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    given = os.environ.get("POLARS_MAX_THREADS", "")
+    return max(1, min(WORKERS, cores, int(given) if given.isdigit() and int(given) > 0 else cores))
 
 
 def in_order_ahead(tasks: Iterator[Callable[[], Run]], workers: int | None = None) -> Iterator[Run]:
     """Each task's result in the tasks' order, up to ``workers`` tasks run at once in worker threads ahead of the
     caller (the checks and the ordering are numpy and polars calls, which release the GIL); a task's error is
     raised in its turn, and the tasks not begun yet are dropped."""
-    workers = workers or WORKERS
+    workers = workers or default_workers()
     pending: deque[Future] = deque()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trec-bridge-parts") as pool:
         try:

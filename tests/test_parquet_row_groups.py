@@ -121,3 +121,11 @@ def test_results_come_in_order_and_an_error_in_its_turn():
         for value in parts.in_order_ahead(iter([lambda: 1, lambda: 2, fail, lambda: 4]), workers=2):
             got.append(value)
     assert got == [1, 2]
+
+
+def test_parts_are_checked_two_at_a_time_unless_polars_has_fewer_threads(monkeypatch):
+    monkeypatch.setattr(parts.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    assert parts.default_workers() == 2
+    monkeypatch.setenv("POLARS_MAX_THREADS", "1")  # score-many's workers sharing the cores
+    assert parts.default_workers() == 1
