@@ -1,19 +1,21 @@
-"""One Parquet run file read in parts of about ``PART_ROWS`` rows, every query whole in one, pipelined.
+"""A Parquet run read in parts, pipelined: one file in parts of about ``PART_ROWS`` rows, every query whole in
+one, or a folder one partition file at a time.
 
-Read whole, a 7M-row file cost 1 GiB and an unbroken second of ordering one
-frame; read as record batches (polars' streaming reader, row groups in
-order, one slice of rows at a time), each part is checked and ordered by the same code as a partition
-file (``columnar._run_of``) in a worker thread while the caller scores the
-part before (``trec_run_parts.one_ahead``).  The rows of the last query of a
-batch go to the next part, so a query cut by a row-group boundary is whole.
+Read whole, W1's 7M-row file cost 1 GiB and an unbroken second of ordering
+one frame.  Here a reader thread reads the next part (one slice scan: polars
+decodes only the row groups it overlaps; ``trec_run_parts.one_ahead``), two
+parts are checked and ordered at once in worker threads by the whole read's
+own code (``columnar._run_of``; ``in_order_ahead``), and the caller scores the
+part before.  The rows of a part's last query go to the next part, so a query
+cut by a row-group boundary is whole.
 
 Whatever the whole-file read would decide differently is left to it: a
 query whose rows are apart (two parts) raises ``QueryNotContiguous`` as a
-folder's does, and so does any row error (``ReadWhole``), so that the error
-raised is the whole read's, with its item numbers, and the first one in the
-file.  IDs that are not text columns (integers, read as their decimal text)
-and URLs are read whole from the start (``read_parquet_file_parts`` gives
-None).
+folder's does, and so does any error or a file without rows (``ReadWhole``),
+so that the error raised is the whole read's, with its item numbers, and the
+first one in the file.  IDs that are not text columns (integers, read as
+their decimal text) and URLs are read whole from the start
+(``read_parquet_file_parts`` gives None).
 """
 from __future__ import annotations
 
