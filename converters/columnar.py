@@ -7,8 +7,8 @@ DataFrame given to the Python API (``python_objects``): integer IDs become
 their decimal text, and every strict check applies unchanged (a document
 twice in a query, a NaN score, a non-integer grade, a duplicate judgment).
 The file kind is told by its name (``detect.columnar_kind``), never sniffed.
-A folder's partition files are read one at a time (``read_columnar_run_parts``:
-``score`` holds one file's rows at once), and an fsspec URL (``memory://``,
+``score`` reads a folder's partition files, or one file's row groups, a few
+at a time (columnar_parts.py: bounded memory), and an fsspec URL (``memory://``,
 ``s3://``, ...) is read like a path where fsspec is installed (urls.py).
 """
 from __future__ import annotations
@@ -150,23 +150,9 @@ def read_partition(folder: str | Path, part: Partition) -> Run:
     """One partition file of a run folder as a run on its own (its row errors name the file); ``source`` is the
     folder, the run's name in the run checks' messages."""
     frame = _with_columns(_read(part, "parquet", part.path), RUN_COLUMNS, part.path)
-    run = _run_of(frame, part.path)
+    run = _run_of(frame.rechunk(), part.path)  # one chunk, not one a row group: see columnar_parts.one_chunk
     run.source = os.fspath(folder)
     return run
-
-
-def read_columnar_run_parts(path: str | Path) -> Iterator[Run]:
-    """A Parquet run folder one partition file at a time, in name order (bounded memory: one file's rows are
-    held); ``QueryNotContiguous`` when a query is in two files (the caller reads the folder whole)."""
-    seen: set[str] = set()
-    for part in partition_files(path, "parquet"):
-        run = read_partition(path, part)
-        again = [q for q in run.queries if q in seen]
-        if again:
-            raise QueryNotContiguous(again[0])
-        seen.update(run.queries)
-        yield run
-        del run  # not held while the next file is read
 
 
 def _run_of(frame: pl.DataFrame, name: str) -> Run:

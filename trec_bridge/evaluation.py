@@ -19,7 +19,7 @@ from .scorer import Prepared, ScoreResult, evaluate, prepare_for
 def score_file_in_parts(dataset: Dataset, run_path: str, measures: list[Measure], policy: Policy, *,
                         order: str = "score", split: str | None = None, fingerprint: bool = False,
                         seen: dict | None = None, judgments=None) -> ScoreResult | None:
-    """Score a plain TREC run, a run JSON document, a run in JSON Lines or a Parquet folder part by part
+    """Score a plain TREC run, a run JSON document, a run in JSON Lines, a Parquet file or folder part by part
     (bounded memory); None when it must be read whole.
 
     Whole means: a dataset that collapses chunks (its own chunk map), a
@@ -57,10 +57,13 @@ def _run_parts(run_path: str, order: str, fingerprint: bool):
     from converters.trec_run_parts import can_read_in_parts, read_trec_run_parts
 
     kind = columnar_kind(run_path)
-    if kind is not None:  # a Parquet folder: one partition file at a time; one file, Arrow: whole
-        from converters.columnar import partition_files, read_columnar_run_parts
+    if kind is not None:  # a Parquet folder: one partition file at a time; one file: by row groups; Arrow: whole
+        from converters.columnar import partition_files
+        from converters.columnar_parts import read_folder_parts, read_parquet_file_parts
 
-        return read_columnar_run_parts(run_path) if partition_files(run_path, kind) is not None else None
+        if partition_files(run_path, kind) is not None:
+            return read_folder_parts(run_path)
+        return read_parquet_file_parts(run_path) if kind == "parquet" else None
     if is_json(run_path) and is_run_lines(run_path):
         from converters.json_run_lines import read_run_lines_parts
 
