@@ -43,7 +43,7 @@ from trec_bridge.model import Dataset, Qrels, Query
 from trec_bridge.ordering import score_permutation
 
 from .detect import columnar_kind
-from .sidecar import sidecar_path
+from .sidecar import SUFFIX as SIDECAR_SUFFIX
 
 _HEAD = 4096  # what memory_guard sniffs, as files.read_input_bytes hands it
 _UNJUDGED = -(1 << 62)  # no grade (grades.py's range lies far inside int64)
@@ -223,10 +223,22 @@ def _repeats(starts: np.ndarray, docs: list[bytes]) -> bool:
     return any(len(set(docs[a:b])) != b - a for a, b in zip(bounds, bounds[1:]))
 
 
+def _without_sidecar(path) -> bool:
+    """Whether ``path`` surely has no sidecar (``sidecar_path`` names none), told without pathlib: any doubt (a
+    stat that fails otherwise than by a missing file) answers False, and the readers decide."""
+    try:
+        os.stat(str(path) + SIDECAR_SUFFIX)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
 def read_plain_run(path, limit: int) -> PlainRun | None:
     """A TREC run as ``read_trec_run(path, order="score")`` orders it, or None when the file is not plain (or has
     a sidecar, a document twice in a query, or a query's lines apart)."""
-    if sidecar_path(path).exists():
+    if not _without_sidecar(path):
         return None
     raw = plain_bytes(path, limit)
     columns = None if raw is None else plain_columns(raw, 6, (0, 2, 4))
