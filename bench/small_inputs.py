@@ -86,6 +86,11 @@ def main() -> int:
         ratio = statistics.median(w / ref[0] for (w, _), ref in zip(runs, reference))
         cpu_ratio = statistics.median(c / ref[1] for (_, c), ref in zip(runs, reference))
         print(f"| {name} | {wall:.3f} | {cpu:.3f} | {ratio:.2f}× | {cpu_ratio:.2f}× |")
+    if args.before:
+        new, old = samples["trec-bridge score (strict)"], samples["trec-bridge score (strict), --before install"]
+        print(f"\nscore (strict) / the --before install's, paired median: wall "
+              f"{statistics.median(a[0] / b[0] for a, b in zip(new, old)):.2f}×, CPU "
+              f"{statistics.median(a[1] / b[1] for a, b in zip(new, old)):.2f}×")
     return 0
 
 
