@@ -117,8 +117,8 @@ def _cut(padded: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray 
 def _numbers(column: np.ndarray, kind: type, dtype) -> np.ndarray | None:
     """Each token read by ``kind`` (int or float), or None when one does not read as one (see the module).
 
-    numpy casts fixed-width bytes to float64 by calling ``float`` on each (it reads ``1_0`` as float() does), in C:
-    a third of the time of mapping ``float`` over a list; integers are read by ``int`` itself."""
+    numpy casts fixed-width bytes to float64 by calling ``float`` on each (it reads ``1_0`` as float() does),
+    without a list of Python bytes first (a fifth less time on W2's run); integers are read by ``int`` itself."""
     if b"_" in column.tobytes():  # int() and float() read 1_000, the readers' patterns do not
         return None
     try:
