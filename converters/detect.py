@@ -9,19 +9,22 @@ dataset whose ``format`` came later "not a ranx qrels").
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import head_bytes, read_input_bytes
 from trec_bridge.model import Dataset, Query, Run
 from trec_bridge.urls import is_url
 
+if TYPE_CHECKING:  # pathlib is imported where a folder is looked into: score on small files needs none (cli/quick.py)
+    from pathlib import Path
+
 
 def is_json(path: str | Path) -> bool:
     """Whether the first non-blank byte of the (possibly gzipped) file is ``{``, read no further than it."""
-    if not Path(path).is_file():
+    if not os.path.isfile(path):
         read_input_bytes(path)  # raises the right error for a missing file or a directory
     n = 4096
     while True:
@@ -51,8 +54,10 @@ def columnar_kind(path: str | Path) -> str | None:
             return "parquet" if partition_files(str(path)) is not None else None
         except InvalidInput:
             return None
-    if Path(path).is_dir() and _holds_parquet(Path(path)):
-        return "parquet"
+    if os.path.isdir(path):
+        from pathlib import Path
+
+        return "parquet" if _holds_parquet(Path(path)) else None
     return None
 
 

@@ -9,7 +9,6 @@ TREC file by SHA-256, so a manifest is never applied to a file edited since.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +18,9 @@ from trec_bridge.files import sha256_file
 from trec_bridge.model import QueryOrder, Run
 from trec_bridge.messages import quote
 
-if TYPE_CHECKING:  # polars is imported where a frame is built: asking for a sidecar's path loads none
+if TYPE_CHECKING:  # polars is imported where a frame is built, pathlib where a path is: score on small files checks
+    from pathlib import Path  # that a run has no sidecar with neither (converters/trec_plain.py)
+
     import polars as pl
 
 FORMAT = "trec-bridge.sidecar"
@@ -29,6 +30,8 @@ SUFFIX = ".manifest.json"
 
 def sidecar_path(path: str | os.PathLike) -> Path:
     """``run.trec`` -> ``run.trec.manifest.json`` (``run.trec.gz`` -> ``run.trec.gz.manifest.json``)."""
+    from pathlib import Path
+
     return Path(str(path) + SUFFIX)
 
 

@@ -348,3 +348,32 @@ def test_as_whole_processes(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, "score", str(q), str(r), MEASURES], capture_output=True,
                           text=True, timeout=120)
     assert done.stdout.strip() == "0 []", done.stderr
+
+
+# What the quick path's process must not import (bench/README.md, "W2, round 2"): pathlib (with urllib.parse),
+# threading, the output machinery and the progress line, the measure families not asked for.
+NOT_ON_THE_QUICK_PATH = ("pathlib", "urllib", "threading", "argparse", "polars", "trec_bridge.outputs",
+                         "trec_bridge.progress", "trec_bridge.references", "trec_bridge.measures.bpref",
+                         "trec_bridge.measures.intent", "trec_bridge.measures.cwl")
+
+
+def test_the_quick_path_imports_only_what_it_needs(tmp_path):
+    """In a fresh interpreter without site (so that no install's start-up files import anything first), the
+    quick path answers and leaves out of ``sys.modules`` every module it has no use for, the families of the
+    measures it was not asked for among them."""
+    import os
+    import subprocess
+    import sys
+
+    qrels, run = _pair()
+    q, r = _write(tmp_path / "q.txt", qrels), _write(tmp_path / "r.txt", run)
+    probe = ("import sys; import os; sys.path[:0] = sys.argv.pop(1).split(os.pathsep)\n"
+             "import contextlib, io; from trec_bridge.cli.main import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()): code = main(sys.argv[1:])\n"
+             "from trec_bridge.measures.catalog import MODULES\n"
+             "families = sorted(n for n, m in MODULES.items() if 'trec_bridge.measures.' + m in sys.modules)\n"
+             f"print(code, families, sorted(m for m in sys.modules if m.startswith({NOT_ON_THE_QUICK_PATH!r})))")
+    paths = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *sys.path])
+    done = subprocess.run([sys.executable, "-S", "-c", probe, paths, "score", str(q), str(r), MEASURES],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "0 ['AP', 'P', 'R', 'RR', 'nDCG'] []", done.stderr

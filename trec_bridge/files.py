@@ -3,28 +3,39 @@
 Every reader goes through ``read_input_bytes`` so that a missing file, a
 directory, a truncated gzip or an unreadable file gives the same error codes
 everywhere.  Writing lives in ``trec_bridge.outputs`` (``atomic_write`` is
-re-exported here for the callers that import it from this module).
+re-exported here for the callers that import it from this module, imported when first asked for).
+pathlib, outputs and the progress line are imported where used: ``score`` on small plain files reads its
+inputs without them (cli/quick.py).
 """
 from __future__ import annotations
 
 import os
 import stat
 import zlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import memory_guard
 from .errors import InvalidInput
-from .outputs import atomic_write  # noqa: F401 - re-exported
-from .progress import progress
 
 if TYPE_CHECKING:  # hashlib (OpenSSL's set-up), gzip and threading are imported where used: start-up stays light
     import threading
+    from pathlib import Path
+
+    from .outputs import atomic_write  # noqa: F401
 
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
 _BLOCK = 1 << 24  # pipes and devices are read in blocks of 16 MiB, gzip content comes out in such blocks
 _GZ_READ = 1 << 20  # compressed bytes read at a time
+
+
+def __getattr__(name: str):
+    """``atomic_write``, re-exported from outputs when first imported from here."""
+    if name == "atomic_write":
+        from .outputs import atomic_write
+
+        return atomic_write
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _gunzip_head(head: bytes) -> bytes:
@@ -42,6 +53,10 @@ def read_input_bytes(path: str | os.PathLike) -> bytes:
     that would not fit in the memory the process may use (E_TOO_LARGE); the
     content of a gzip file, a pipe or a device is checked as it comes.
     """
+    from pathlib import Path
+
+    from .progress import progress
+
     p = Path(path)
     name = str(path)
     if p.is_dir():
@@ -88,6 +103,8 @@ def _gunzip_guarded(fh, head: bytes, path: Path, info: os.stat_result) -> bytes:
     """
     name = str(path)
     import hashlib
+
+    from .progress import progress
 
     guard = memory_guard.Guard(name, _gunzip_head(head), streamed=True)
     digest = hashlib.sha256(head)
@@ -149,7 +166,7 @@ _DIGESTS: dict[tuple, tuple[threading.Thread | None, list[str]]] = {}
 _BACKGROUND_DIGEST = 1 << 20  # smaller files are hashed on demand: a thread would cost more
 
 
-def _file_key(path: Path, info: os.stat_result) -> tuple:
+def _file_key(path: str | os.PathLike, info: os.stat_result) -> tuple:
     return (os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
@@ -165,7 +182,7 @@ def _digest_in_background(path: Path, info: os.stat_result, data: bytes) -> None
 
 def remember_digest(path: str | os.PathLike, info: os.stat_result, hexdigest: str) -> None:
     """Record the SHA-256 a reader computed while reading ``path`` (as it was when ``info`` was taken)."""
-    _DIGESTS[_file_key(Path(path), info)] = (None, [hexdigest])
+    _DIGESTS[_file_key(path, info)] = (None, [hexdigest])
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -180,11 +197,13 @@ def sha256_file(path: str | os.PathLike) -> str:
     import hashlib
 
     if os.path.isdir(path):
+        from pathlib import Path
+
         h = hashlib.sha256()
         for p in sorted(q for q in Path(path).rglob("*") if q.is_file()):
             h.update(f"{p.relative_to(path).as_posix()}\t{sha256_file(p)}\n".encode())
         return h.hexdigest()
-    known = _DIGESTS.get(_file_key(Path(path), os.stat(path)))
+    known = _DIGESTS.get(_file_key(path, os.stat(path)))
     if known is not None:
         if known[0] is not None:
             known[0].join()

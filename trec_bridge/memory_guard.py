@@ -46,7 +46,6 @@ import re
 import resource
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from .errors import InvalidInput, UsageError
 
@@ -265,9 +264,14 @@ def _pool_reserve() -> tuple[int, int]:
     return arenas * ARENA + threads * STACK, threads * STACK
 
 
-def _read_int(path: Path) -> int | None:
+def _read_text(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
+def _read_int(path: str) -> int | None:
     try:
-        text = path.read_text().strip()
+        text = _read_text(path).strip()
     except OSError:
         return None
     if text == "max":
@@ -279,9 +283,9 @@ def _read_int(path: Path) -> int | None:
     return value if value < _UNLIMITED else None
 
 
-def _inactive_file(stat: Path, key: str) -> int:
+def _inactive_file(stat: str, key: str) -> int:
     try:
-        for line in stat.read_text().splitlines():
+        for line in _read_text(stat).splitlines():
             name, _, value = line.partition(" ")
             if name == key:
                 return int(value)
@@ -291,24 +295,28 @@ def _inactive_file(stat: Path, key: str) -> int:
 
 
 def _cgroup_limit() -> Limit | None:
-    """The cgroup's memory limit and working set (usage minus reclaimable file cache), v2 then v1."""
-    root = Path("/sys/fs/cgroup")
+    """The cgroup's memory limit and working set (usage minus reclaimable file cache), v2 then v1.  (Paths joined
+    by os.path: every file check runs this, and score on small files imports no pathlib, cli/quick.py.)"""
+    root = "/sys/fs/cgroup"
     rel = ""
     try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
+        for line in _read_text("/proc/self/cgroup").splitlines():
             if line.startswith("0::"):
                 rel = line[3:].lstrip("/")
     except OSError:
         pass
-    for folder in ([root / rel] if rel else []) + [root]:
-        limit = _read_int(folder / "memory.max")
+    join = os.path.join
+    for folder in ([join(root, rel)] if rel else []) + [root]:
+        limit = _read_int(join(folder, "memory.max"))
         if limit is not None:
-            used = (_read_int(folder / "memory.current") or 0) - _inactive_file(folder / "memory.stat", "inactive_file")
+            used = (_read_int(join(folder, "memory.current")) or 0) - _inactive_file(join(folder, "memory.stat"),
+                                                                                      "inactive_file")
             return Limit("cgroup memory.max", limit, max(used, 0))
-    v1 = root / "memory"
-    limit = _read_int(v1 / "memory.limit_in_bytes")
+    v1 = join(root, "memory")
+    limit = _read_int(join(v1, "memory.limit_in_bytes"))
     if limit is not None:
-        used = (_read_int(v1 / "memory.usage_in_bytes") or 0) - _inactive_file(v1 / "memory.stat", "total_inactive_file")
+        used = (_read_int(join(v1, "memory.usage_in_bytes")) or 0) - _inactive_file(join(v1, "memory.stat"),
+                                                                                  "total_inactive_file")
         return Limit("cgroup memory.limit_in_bytes", limit, max(used, 0))
     return None
 

@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import cache
 from typing import Any
 
 # C0 controls and DEL, C1 controls, and the invisible characters that make two
 # different texts look alike or reorder what is shown: zero-width space/joiners,
 # word joiner, bidirectional embeddings/overrides/isolates, line/paragraph
 # separators, the zero-width no-break space (BOM).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+_UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
+
+
+@cache
+def _unprintable() -> re.Pattern:
+    """``_UNPRINTABLE`` compiled when first needed (a few ms: its ranges reach past Latin-1), not at import."""
+    return re.compile(_UNPRINTABLE)
+
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 QUOTE_LIMIT = 80  # characters of a quoted value kept in a message
@@ -35,7 +44,9 @@ def _escape(match: re.Match) -> str:
 
 def printable(text: str) -> str:
     """``text`` with every control and invisible character written as an escape (``\\n``, ``\\x1b``, ``\\u202e``)."""
-    return _UNPRINTABLE.sub(_escape, text)
+    if text.isascii() and text.isprintable():  # no C0 control nor DEL, and nothing past ASCII: nothing to escape
+        return text
+    return _unprintable().sub(_escape, text)
 
 
 def shorten(text: str, limit: int) -> str:

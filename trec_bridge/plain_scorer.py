@@ -97,10 +97,10 @@ class _JudgedRows:
             if at >= 0 and query in qrels.judged:
                 found, grade = run.rows_of(block, end, qrels.judged[query])
                 rows.append(found)
-                grades += grade
+                grades.append(grade)
                 queries.append(np.full(len(found), at, dtype=np.int64))
-        self.rows, self.row_query = (np.concatenate(c) if c else np.zeros(0, dtype=np.int64) for c in (rows, queries))
-        self.grade = np.asarray(grades, dtype=np.int64)
+        self.rows, self.row_query, self.grade = (np.concatenate(c) if c else np.zeros(0, dtype=np.int64)
+                                                 for c in (rows, queries, grades))
         qrels_index = np.asarray([position.get(q, -1) for q in qrels.query_ids()], dtype=np.int64)[qrels.qidx]
         kept = qrels_index >= 0
         self.qrels_query = qrels_index[kept]

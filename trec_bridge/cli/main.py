@@ -98,12 +98,13 @@ def install_signal_handlers() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        from ..outputs import session
         from .quick import attempt
 
         answered = attempt(sys.argv[1:] if argv is None else list(argv))  # small plain inputs, without polars
         if answered is not None:
             return answered
+        from ..outputs import session  # (pathlib and the output machinery: the quick path writes no file)
+
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
         if extra:  # a command may answer unknown arguments its own way (trec_eval: trec_eval's usage text)

@@ -7,13 +7,16 @@ relevant document becomes (null or 0).
 """
 from __future__ import annotations
 
+import importlib
 import math
+from collections import abc
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Mapping
 
 import numpy as np
 
+from .catalog import MODULES
 from .rounding import fixed_point_sum, long_sums, settled, settled_ratio
 from .variants import relevance_level
 
@@ -496,7 +499,38 @@ class MeasureContext:
     gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)
 
 
-FAMILIES: dict[str, Family] = {}
+class FamilyRegistry(abc.Mapping):
+    """Family name -> ``Family``.  The package's families (``catalog.MODULES``) are known by name before their
+    modules are imported: asking for one imports its module, which registers it; iterating lists every known
+    family (in the catalog's order, then any registered from outside the package) without importing, and
+    reading the values imports them all.  A family registered from outside the package is simply held."""
+
+    def __init__(self, modules: Mapping[str, str]):
+        self._modules, self._loaded = modules, {}
+
+    def __getitem__(self, name: str) -> Family:
+        if name not in self._loaded and name in self._modules:
+            importlib.import_module(f"{__package__}.{self._modules[name]}")
+        return self._loaded[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._loaded or name in self._modules
+
+    def __iter__(self):
+        yield from self._modules
+        yield from (name for name in list(self._loaded) if name not in self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules) + sum(name not in self._modules for name in self._loaded)
+
+    def add(self, family: Family) -> None:
+        self._loaded[family.name] = family
+
+    def discard(self, name: str) -> None:
+        self._loaded.pop(name, None)
+
+
+FAMILIES = FamilyRegistry(MODULES)
 
 
 class MeasureOverflow(ArithmeticError):
@@ -531,13 +565,13 @@ def check_finite(*named: tuple[str, np.ndarray]) -> None:
 
 def register(family: Family) -> Family:
     """Make ``family`` known to the parser, the scorer and the adapters (a measure module calls this once)."""
-    FAMILIES[family.name] = family
+    FAMILIES.add(family)
     return family
 
 
 def unregister(name: str) -> None:
     """Forget a family registered from outside the package (a test's toy family)."""
-    FAMILIES.pop(name, None)
+    FAMILIES.discard(name)
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
