@@ -294,6 +294,20 @@ def test_a_refused_part_leaves_the_refusal_to_the_whole_writer(tmp_path):
     assert expected is not None and expected in err
 
 
+@pytest.mark.parametrize("late", [b"q29 Q0 b\x01c 1 1 tag\n",  # refused by the JSON writer, in the last part
+                                  b"q3 Q0 again 21 0.1 tag\n"])  # q3's lines split by others': read whole
+def test_a_late_part_the_pipeline_doubts_writes_nothing(tmp_path, monkeypatch, late):
+    """The parts flow through three threads one ahead of each other; a doubt in the last of a dozen parts still
+    leaves no file and hands the run to the whole-run path."""
+    source = _trec(tmp_path)
+    source.write_bytes(source.read_bytes() + late)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", 700)
+    out = tmp_path / "streamed.json"
+    parts = trec_run_parts.read_trec_run_parts(source, fingerprint=False)
+    assert json_run_dump.dump_run_parts(parts, out, ("ds", None)) is None
+    assert not out.exists() and not list(tmp_path.glob(".streamed*"))
+
+
 def _fresh_blocks_and_keys(part):
     """What the scorer would compute from the part's frame, without what the reader handed over."""
     from trec_bridge.model import Run
