@@ -35,6 +35,8 @@ read, never written.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import polars as pl
 
@@ -50,21 +52,57 @@ JOINT = b", "
 NUMBER = (r"^(?:(?:0|-?[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
           r"|-0(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+))$")
 INT64_LIMIT = 2.0 ** 63
+SPLIT_ROWS = 1 << 17  # entries from which a block is read in two halves at once (W1: 395,000 a block)
+_HELPER: ThreadPoolExecutor | None = None
 _QUOTE, _SPACE, _CONTROL = 0x22, 0x20, 0x20
 Columns = tuple[np.ndarray, pl.Series, pl.Series]
 
 
 def canonical_entries(buf, bodies: list[tuple[int, int]]) -> Columns | None:
     """(entries per query, doc IDs, scores) of the rankings whose bodies (the bytes strictly inside each
-    ``[...]``, in order, none empty) lie in ``buf``; None when they are not all in the canonical layout."""
+    ``[...]``, in order, none empty) lie in ``buf``; None when they are not all in the canonical layout.
+
+    A large block is read as two halves at a body boundary, the second in a helper thread: the byte counts,
+    polars' split and the casts of one half run while the other's hold the interpreter (the two cores;
+    bench/README.md, issue 22 round 3).  Each half is proven as the whole would be (every line of either is
+    a canonical entry exactly when every line of the whole is), so the verdict is the same."""
     if not bodies:
         return np.zeros(0, dtype=np.int64), _empty("doc_id", pl.String), _empty("score", pl.Float64)
     counts = _entry_counts(buf, bodies)
     if counts is None:
         return None
+    cut = _cut(counts)
+    if cut is None:
+        columns = _columns(buf, bodies, int(counts.sum()))
+    else:
+        later = _helper().submit(_columns, buf, bodies[cut:], int(counts[cut:].sum()))
+        first = _columns(buf, bodies[:cut], int(counts[:cut].sum()))
+        second = later.result()
+        columns = None if first is None or second is None else (
+            pl.concat([first[0], second[0]], rechunk=True), pl.concat([first[1], second[1]], rechunk=True))
+    return None if columns is None else (counts, *columns)
+
+
+def _cut(counts: np.ndarray) -> int | None:
+    """The body at which the second half starts (about half the entries before it), or None: too few
+    entries to be worth a second thread, or one body alone."""
+    total = int(counts.sum())
+    if total < SPLIT_ROWS or len(counts) < 2:
+        return None
+    return min(max(int(np.searchsorted(np.cumsum(counts), total // 2)) + 1, 1), len(counts) - 1)
+
+
+def _helper() -> ThreadPoolExecutor:
+    global _HELPER
+    if _HELPER is None:
+        _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trec-bridge-entries")
+    return _HELPER
+
+
+def _columns(buf, bodies: list[tuple[int, int]], rows: int) -> tuple[pl.Series, pl.Series] | None:
+    """(doc IDs, scores) of ``rows`` entries in ``bodies``, proven canonical (module docstring); else None."""
     view = memoryview(buf)
     region = JOINT + JOINT.join([view[start:end] for start, end in bodies])
-    rows = int(counts.sum())
     if not _bytes_vouch(region, rows):
         return None
     try:
@@ -78,7 +116,7 @@ def canonical_entries(buf, bodies: list[tuple[int, int]]) -> Columns | None:
     scores = _scores(fields.get_column("f4"))
     if ids is None or scores is None:
         return None
-    return counts, ids, scores
+    return ids, scores
 
 
 def _empty(name: str, dtype) -> pl.Series:

@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from functools import partial
 
 import msgspec
 import numpy as np
@@ -50,7 +51,8 @@ def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = Fa
     failures come with the last.  The file is read in blocks of whole lines, the next one in a worker thread."""
     reader = _Reader(str(path), allow_duplicates, part_rows)
     with opened(path) as fh, closing(one_ahead(_block_parts(fh, reader, block_bytes))) as parts:
-        yield from parts
+        for part in parts:
+            yield part()  # the part's checks and columns, here while the worker reads the next block
     yield reader.last_part()
 
 
@@ -143,9 +145,13 @@ class _Reader:
             self.out.append([(q, columns)])
         self.held += len(columns[0])
 
-    def _part(self, last: bool = False) -> Run:
-        """A Run of what was gathered (checked, errors on their lines); the last carries the failures."""
+    def _part(self) -> partial:
+        """What was gathered, to be made a Run in the caller's thread (``_build``)."""
         out, self.out, self.held = self.out, [], 0
+        return partial(self._build, out)
+
+    def _build(self, out: list, last: bool = False) -> Run:
+        """A Run of what was gathered (checked, errors on their lines); the last carries the failures."""
         runs = []
         with _at_line(self.seen, self.file):
             for i, piece in enumerate(out or [[]]):
@@ -165,7 +171,8 @@ class _Reader:
             self.shell.metadata = {**self.shell.metadata, json_run.FAILURE_KINDS_KEY: self.kinds}
         if self.timing:
             self.shell.metadata = {**self.shell.metadata, TIMING_KEY: self.timing}
-        return self._part(last=True)
+        out, self.out, self.held = self.out, [], 0
+        return self._build(out, last=True)
 
 
 _PREFIX, _MIDDLE, _SUFFIX = b'{"query_id": "', b'", "ranking": [', b"]}"
@@ -277,7 +284,7 @@ def _at_line(n: int | dict, file: str):
 
 def _query_of(path: str | None, lines: dict[str, int]) -> str | None:
     """The query a run document's path names (``$.rankings.q1[3]`` -> q1), among the queries read."""
-    for q in lines:
+    for q in list(lines):  # a snapshot: the worker may be adding the next block's queries
         prefix = sj.json_path(("rankings", q))
         if path and path.startswith(prefix) and path[len(prefix):len(prefix) + 1] in ("", "["):
             return q

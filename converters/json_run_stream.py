@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import closing
+from functools import partial
 from itertools import chain
 from dataclasses import dataclass, field
 
@@ -76,7 +77,7 @@ def read_stream(path: str | os.PathLike, *, allow_duplicates: bool = False,
         for part in parts:
             if held is not None:
                 yield held
-            held = part
+            held = part() if isinstance(part, partial) else part  # a block's columns made a part here (_part)
         if state.shell is None or not state.tail:
             raise Doubt("no rankings, or they never end")
     yield _last(held, state)
@@ -181,8 +182,10 @@ def _query_line(buf: bytearray, at: int, stop: int, state: _State) -> tuple[str,
     return q, key_end + len(OPEN), close - 1
 
 
-def _part(buf: bytearray, lines: list[tuple[str, int, int]], state: _State) -> Run:
-    """One block's queries as a Run: the canonical bodies as columns, the rest decoded query by query."""
+def _part(buf: bytearray, lines: list[tuple[str, int, int]], state: _State) -> Run | partial:
+    """One block's queries as a Run: the canonical bodies as columns, the rest decoded query by query.  The
+    columns' Run (frame, pair keys, repeat check) is left to the caller's thread as a ``partial``: the worker
+    reading the next block is the pipeline's longer step, the scorer's thread mostly waits for it."""
     canonical = [line for line in lines if line[2] > line[1] and buf.startswith(FIRST, line[1])]
     columns = None
     if len(canonical) == len([line for line in lines if line[2] > line[1]]):
@@ -191,8 +194,8 @@ def _part(buf: bytearray, lines: list[tuple[str, int, int]], state: _State) -> R
         return _decoded(buf, lines, state)
     counts = np.zeros(len(lines), dtype=np.int64)
     counts[[i for i, (_, s, e) in enumerate(lines) if e > s]] = columns[0]
-    return json_run_decode.columns_part([q for q, _, _ in lines], counts, columns[1], columns[2], state.shell,
-                                     state.file, state.allow_duplicates, first=False)
+    return partial(json_run_decode.columns_part, [q for q, _, _ in lines], counts, columns[1], columns[2],
+                   state.shell, state.file, state.allow_duplicates, first=False)
 
 
 def _decoded(buf: bytearray, lines: list[tuple[str, int, int]], state: _State) -> Run:

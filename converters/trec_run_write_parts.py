@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 
 from trec_bridge.errors import InvalidInput
@@ -19,6 +20,7 @@ from trec_bridge.outputs import atomic_write
 from . import sidecar as _sidecar
 from .trec_run import DEFAULT_TAG, ScoreMode, TrecWriteInfo, check_writable_ids, choose_scores, ordered_frame, \
     trec_lines
+from .trec_run_parts import one_ahead
 
 
 class _Doubt(Exception):
@@ -48,21 +50,33 @@ def write_trec_run_parts(parts: Iterator[Run], path: str | os.PathLike, scores: 
 
 
 def _write(parts: Iterator[Run], fh, target: str, scores: ScoreMode, done: Written) -> None:
+    """The parts' lines written in order; making a part's frame (the JSON reader's, in ``_texts``' feeder),
+    its checks and text (``_texts``) and writing (here) each in its own thread, one part ahead, as
+    json_run_dump writes JSON: the caller's thread did them in turn and was the longer step."""
     info = done.info
-    for part in parts:
-        frame = ordered_frame(part)
-        tag = part.run_id if part.run_id is not None else DEFAULT_TAG
-        check_writable_ids(frame, tag, target)
-        choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and part.order_source == "score"),
-                               keep_off_order=scores == "keep")
-        fh.write(trec_lines(frame, choice, tag).getbuffer())
-        done.lines += frame.height
-        done.order_source = part.order_source
-        ranked = set(frame.get_column("query_id").unique().to_list())
-        info.synthetic_queries += list(choice.synthetic)
-        info.synthetic_reasons.update(choice.synthetic)
-        info.kept_as_tools_read.update(choice.kept)
-        info.empty_queries += [q for q in part.queries if q not in ranked]
-        info.failed_queries += list(part.failures)
+    with closing(_texts(parts, target, scores)) as texts, closing(one_ahead(texts)) as ahead:
+        for part, frame, choice, text in ahead:
+            fh.write(text.getbuffer())
+            done.lines += frame.height
+            done.order_source = part.order_source
+            ranked = set(frame.get_column("query_id").unique().to_list())
+            info.synthetic_queries += list(choice.synthetic)
+            info.synthetic_reasons.update(choice.synthetic)
+            info.kept_as_tools_read.update(choice.kept)
+            info.empty_queries += [q for q in part.queries if q not in ranked]
+            info.failed_queries += list(part.failures)
     if not done.lines:
         raise _Doubt("no ranked document: the whole-run writer refuses it")
+
+
+def _texts(parts: Iterator[Run], target: str, scores: ScoreMode) -> Iterator[tuple]:
+    """(part, ordered frame, chosen scores, TREC text) of each part, the parts made one ahead in another thread."""
+    with closing(one_ahead(parts)) as made:
+        for part in made:
+            frame = ordered_frame(part)
+            tag = part.run_id if part.run_id is not None else DEFAULT_TAG
+            check_writable_ids(frame, tag, target)
+            choice = choose_scores(frame, keep_tool_ties=scores == "keep" or (scores == "auto" and
+                                                                               part.order_source == "score"),
+                                   keep_off_order=scores == "keep")
+            yield part, frame, choice, trec_lines(frame, choice, tag)

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from converters import json_run, json_run_decode, json_run_dump, json_run_fast, json_run_lines, trec_run_parts
+from converters import json_entries, json_run, json_run_decode, json_run_dump, json_run_fast, json_run_lines, \
+    trec_run_parts
 from converters import strict_json as sj
 from converters.trec_run import read_trec_run, write_trec_run
 from trec_bridge.errors import InvalidInput
@@ -201,6 +202,37 @@ def test_json_lines_cut_anywhere(tmp_path):
             assert outcome[0] == "error" and outcome[4] == whole_lines + 1, (i, outcome)
 
 
+CANONICAL = {**RUN, "rankings": {q: r for q, r in RUN["rankings"].items() if q not in ("q3", "q4")}}  # all columns
+
+
+@pytest.mark.parametrize("edit, code", [
+    (lambda t: t, None),  # read whole: the halves' columns, joined, are the exact reader's
+    (lambda t: t.replace('"doc_id": "a"', '"doc_id": "a b"'), "E_JSON_SCHEMA"),  # in the first half
+    (lambda t: t.replace('"d39"', '"d 39"'), "E_JSON_SCHEMA"),  # in the second half
+    (lambda t: t.replace('"score": 61}', '"score": NaN}'), "E_JSON_NUMBER"),
+    (lambda t: t.replace('"d38"', '"d39"'), "E_RUN_DUPLICATE_DOC"),
+    (lambda t: t.replace('{"doc_id": "d39", "score": 61}', '{"doc_id": "d39", "score": 61, "score": 62}'),
+     "E_JSON_DUPLICATE_KEY"),
+])
+def test_a_block_read_in_two_halves_at_once_is_the_exact_readers(tmp_path, monkeypatch, edit, code):
+    """With every block split (json_entries.SPLIT_ROWS = 1: q1 and q2 in one half, q5 in the other, the
+    second read in the helper thread), a run document and its JSON Lines twin read as the exact reader reads
+    them, a fault in either half included."""
+    halves = []
+    monkeypatch.setattr(json_entries, "SPLIT_ROWS", 1)
+    monkeypatch.setattr(json_entries, "_cut", lambda counts, cut=json_entries._cut: halves.append(cut(counts))
+                        or halves[-1])
+    doc, lines = tmp_path / "r.json", tmp_path / "r.jsonl"
+    doc.write_text(edit(_written(CANONICAL)), encoding="utf-8")
+    lines.write_text(edit(_lines_text(CANONICAL)), encoding="utf-8")
+    exact = _outcome(json_run.load_run, doc)
+    assert _outcome(_streamed(1 << 20), doc) == exact
+    assert exact[0] == "run" if code is None else exact[:2] == ("error", code)
+    outcome = _lines_outcome(lines, 1 << 20)
+    assert outcome[:2] == exact[:2] and (code is not None or outcome[1:3] == exact[1:3])
+    assert 2 in halves  # q1 and q2 (2 + 2 entries) before the cut, q5 (40) after it
+
+
 # ---------------------------------------------------------------- writing part by part
 
 
@@ -260,6 +292,20 @@ def test_a_refused_part_leaves_the_refusal_to_the_whole_writer(tmp_path):
     except InvalidInput as exc:
         expected = exc.code
     assert expected is not None and expected in err
+
+
+@pytest.mark.parametrize("late", [b"q29 Q0 b\x01c 1 1 tag\n",  # refused by the JSON writer, in the last part
+                                  b"q3 Q0 again 21 0.1 tag\n"])  # q3's lines split by others': read whole
+def test_a_late_part_the_pipeline_doubts_writes_nothing(tmp_path, monkeypatch, late):
+    """The parts flow through three threads one ahead of each other; a doubt in the last of a dozen parts still
+    leaves no file and hands the run to the whole-run path."""
+    source = _trec(tmp_path)
+    source.write_bytes(source.read_bytes() + late)
+    monkeypatch.setattr(trec_run_parts, "PART_BYTES", 700)
+    out = tmp_path / "streamed.json"
+    parts = trec_run_parts.read_trec_run_parts(source, fingerprint=False)
+    assert json_run_dump.dump_run_parts(parts, out, ("ds", None)) is None
+    assert not out.exists() and not list(tmp_path.glob(".streamed*"))
 
 
 def _fresh_blocks_and_keys(part):
