@@ -163,10 +163,10 @@ def _run_of(frame: pl.DataFrame, name: str) -> Run:
         names = frame.get_column("run_id").unique().to_list()
         run_id = str(names[0]) if len(names) == 1 and names[0] is not None else None
     try:
-        run = run_from_object(frame.select(RUN_COLUMNS), run_id=run_id)[0]
+        run, ints = run_from_object(frame.select(RUN_COLUMNS), run_id=run_id)
     except TrecBridgeError as exc:
         raise _located(exc, name) from None
-    run.source = name
+    run.source, run.int_ids = name, ints if ints.texts else None
     return run
 
 
@@ -177,9 +177,11 @@ def read_columnar_qrels(path: str | Path, kind: str, subtopics: bool = False) ->
     frame = _frame(path, kind, QRELS_COLUMNS + (("iteration",) if subtopics else ()))
     columns = QRELS_COLUMNS + (("iteration",) if "iteration" in frame.columns else ())
     try:
-        return qrels_from_object(frame.select(columns), subtopics=subtopics)[0]
+        qrels, ints = qrels_from_object(frame.select(columns), subtopics=subtopics)
     except TrecBridgeError as exc:
         raise _located(exc, path) from None
+    qrels.int_ids = ints if ints.texts else None
+    return qrels
 
 
 def run_frame(run: Run) -> pl.DataFrame:

@@ -61,6 +61,34 @@ def test_integer_ids_are_read_as_decimal_text(work):
     assert exact_means(work, work / "int_qrels.txt", work / "r.parquet") == {"P@1": 1, "AP": Fraction(11, 12)}
 
 
+@pytest.mark.parametrize("shape", ["run file", "run folder", "qrels file"])
+def test_an_integer_id_against_another_spelling_of_its_number_is_refused(work, shape):
+    """As the Python API refuses them (E_ID_COLLISION): a Parquet run's integer 7 read as "7" would make the
+    qrels' "007" a missing query and 7 an unjudged one, and score the wrong thing without a word."""
+    (work / "q007.txt").write_text("007 0 d1 1\n8 0 d1 1\n")
+    (work / "r007.trec").write_text("007 Q0 d1 1 1.0 sys\n8 Q0 d1 1 0.5 sys\n")
+    if shape == "qrels file":
+        pl.DataFrame({"query_id": [7, 8], "doc_id": ["d1", "d1"], "relevance": [1, 1]}).write_parquet(work / "q.parquet")
+        qrels, run, other = work / "q.parquet", work / "r007.trec", "the run"
+    else:
+        rows = pl.DataFrame({"query_id": [7, 8], "doc_id": ["d1", "d1"], "score": [1.0, 0.5]})
+        if shape == "run folder":
+            (work / "parts").mkdir()
+            rows[:1].write_parquet(work / "parts" / "a.parquet")
+            rows[1:].write_parquet(work / "parts" / "b.parquet")
+        run = work / ("parts" if shape == "run folder" else "r.parquet")
+        if shape == "run file":
+            rows.write_parquet(run)
+        qrels, other = work / "q007.txt", "the qrels"
+    code, out, err = run_cli("score", qrels, run, "P@1")
+    assert (code, out) == (1, "")
+    assert "[E_ID_COLLISION]" in err and f"{other} holds the string '007'" in err
+    (work / "q7.txt").write_text("7 0 d1 1\n8 0 d1 1\n")  # the same number spelled alike: scored
+    (work / "r7.trec").write_text("7 Q0 d1 1 1.0 sys\n8 Q0 d1 1 0.5 sys\n")
+    same = (work / "q.parquet", work / "r7.trec") if shape == "qrels file" else (work / "q7.txt", run)
+    assert run_cli("score", *same, "P@1")[0] == 0
+
+
 def test_a_partition_folder_is_one_run(work):
     run = work / "run.parquet"
     assert run_cli("convert", "run", work / "run.trec", run)[0] == 0

@@ -118,6 +118,9 @@ class Qrels:
     subtopics: bool = False
     # A diversity qrels' judged pairs and subtopic table (subtopics.judged_pairs), kept with the frame they came from
     _pairs: tuple | None = field(default=None, repr=False, compare=False)
+    # The decimal texts of integer IDs a columnar file held (python_objects.IntIds): checked against the run's
+    # spellings when the two meet (validate.RunChecks: 7 here and "007" there is E_ID_COLLISION)
+    int_ids: object | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def empty() -> "Qrels":
@@ -158,6 +161,8 @@ class Run:
     # The run's own scores where a TREC sidecar kept them (the file holds synthetic ones there).
     # ``frame`` keeps the file's scores, the bytes every tool reads; only writers use these.
     _own_scores: tuple | None = field(default=None, repr=False, compare=False)
+    # The decimal texts of integer IDs a columnar file held (python_objects.IntIds), as ``Qrels.int_ids``
+    int_ids: object | None = field(default=None, repr=False, compare=False)
 
     def own_scores(self) -> pl.Series:
         """The run's own scores (null where it had none): a sidecar's where it restored them, else the frame's."""

@@ -44,6 +44,7 @@ class RunChecks:
 
     def add(self, run: Run) -> None:
         """Check one part; errors that need the whole run wait for ``finish``."""
+        _check_integer_spellings(run, self.dataset)
         self.add_part(run, self.row_findings(run))
 
     def row_findings(self, run: Run) -> "RowFindings":
@@ -166,3 +167,15 @@ def _unknown_doc(run: Run, dataset: Dataset) -> dict | None:
     corpus = pl.DataFrame({"doc_id": list(dataset.corpus)}, schema={"doc_id": pl.String})
     unknown = run.frame.join(corpus, on="doc_id", how="anti")
     return unknown.sort(["query_id", "rank"]).row(0, named=True) if unknown.height else None
+
+
+def _check_integer_spellings(run: Run, dataset: Dataset) -> None:
+    """A columnar file's integer IDs, read as decimal text, against the other side's spellings of the same number
+    (a Parquet run's 7 against the qrels' "007"): E_ID_COLLISION, as the Python API refuses them, never an
+    unjudged query and a missing one."""
+    run_ints, qrels_ints = run.int_ids, dataset.qrels.int_ids
+    if run_ints is None and qrels_ints is None:
+        return
+    from converters.python_objects import IntIds, check_id_spellings
+
+    check_id_spellings(dataset, qrels_ints or IntIds(), run, run_ints or IntIds())
