@@ -8,8 +8,9 @@ the ratio of a command to pytrec_eval is taken within each iteration and its med
 wall and CPU (user + system) seconds.  pytrec_eval, ir_measures and the floor run with this interpreter;
 ``--trec-bridge`` may name another install's console script.  ``--full`` adds ``score`` with its small-input path switched off (the
 full command: polars and its readers), for a before/after of cli/quick.py; ``--before`` adds ``score`` of another
-install (the code before a change) in the same iterations, so that a before/after is paired too.  Byte-code caches
-are warmed by one untimed round.  W2.qrels / W2.run must be in --work (``python ../shared/bench/gen.py --out DIR W2``).
+install (the code before a change; strict and --policy trec_eval) in the same iterations, so that a before/after
+is paired too.  Byte-code caches are warmed by one untimed round.  W2.qrels / W2.run must be in --work
+(``python ../shared/bench/gen.py --out DIR W2``).
 """
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def commands(work: Path, trec_bridge: str, python: str, full: bool, before: str 
         out["trec-bridge score (strict), full path"] = [own, "-c", FULL, "score", q, r, MEASURES]
     if before:
         out["trec-bridge score (strict), --before install"] = [before, "score", q, r, MEASURES]
+        out["trec-bridge score --policy trec_eval, --before install"] = [before, "score", q, r, MEASURES, "--policy",
+                                                                          "trec_eval"]
     return out
 
 
@@ -87,10 +90,12 @@ def main() -> int:
         cpu_ratio = statistics.median(c / ref[1] for (_, c), ref in zip(runs, reference))
         print(f"| {name} | {wall:.3f} | {cpu:.3f} | {ratio:.2f}× | {cpu_ratio:.2f}× |")
     if args.before:
-        new, old = samples["trec-bridge score (strict)"], samples["trec-bridge score (strict), --before install"]
-        print(f"\nscore (strict) / the --before install's, paired median: wall "
-              f"{statistics.median(a[0] / b[0] for a, b in zip(new, old)):.2f}×, CPU "
-              f"{statistics.median(a[1] / b[1] for a, b in zip(new, old)):.2f}×")
+        print()
+        for command in ("score (strict)", "score --policy trec_eval"):
+            new, old = samples[f"trec-bridge {command}"], samples[f"trec-bridge {command}, --before install"]
+            print(f"{command} / the --before install's, paired median: wall "
+                  f"{statistics.median(a[0] / b[0] for a, b in zip(new, old)):.2f}×, CPU "
+                  f"{statistics.median(a[1] / b[1] for a, b in zip(new, old)):.2f}×")
     return 0
 
 

@@ -42,7 +42,7 @@ from trec_bridge.grades import first_out_of_range
 from trec_bridge.model import Dataset, Qrels, Query
 from trec_bridge.ordering import score_permutation
 
-from .detect import columnar_kind
+from .columnar_paths import columnar_kind
 from .sidecar import SUFFIX as SIDECAR_SUFFIX
 
 _HEAD = 4096  # what memory_guard sniffs, as files.read_input_bytes hands it

@@ -354,13 +354,13 @@ def test_as_whole_processes(tmp_path):
 # threading, the output machinery and the progress line, the measure families not asked for.
 NOT_ON_THE_QUICK_PATH = ("pathlib", "urllib", "threading", "argparse", "polars", "trec_bridge.outputs",
                          "trec_bridge.progress", "trec_bridge.references", "trec_bridge.measures.bpref",
-                         "trec_bridge.measures.intent", "trec_bridge.measures.cwl")
+                         "trec_bridge.measures.intent", "trec_bridge.measures.cwl", "converters.detect")
 
 
-def test_the_quick_path_imports_only_what_it_needs(tmp_path):
-    """In a fresh interpreter without site (so that no install's start-up files import anything first), the
-    quick path answers and leaves out of ``sys.modules`` every module it has no use for, the families of the
-    measures it was not asked for among them."""
+def _quick_path_imports(tmp_path, unwanted: tuple[str, ...], *options: str) -> str:
+    """``code families modules`` printed by a fresh interpreter without site (so that no install's start-up files
+    import anything first) after the quick path answered: the measure families loaded, and the modules of
+    ``unwanted`` (by prefix) that were imported."""
     import os
     import subprocess
     import sys
@@ -372,8 +372,22 @@ def test_the_quick_path_imports_only_what_it_needs(tmp_path):
              "with contextlib.redirect_stdout(io.StringIO()): code = main(sys.argv[1:])\n"
              "from trec_bridge.measures.catalog import MODULES\n"
              "families = sorted(n for n, m in MODULES.items() if 'trec_bridge.measures.' + m in sys.modules)\n"
-             f"print(code, families, sorted(m for m in sys.modules if m.startswith({NOT_ON_THE_QUICK_PATH!r})))")
+             f"print(code, families, sorted(m for m in sys.modules if m.startswith({unwanted!r})))")
     paths = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *sys.path])
-    done = subprocess.run([sys.executable, "-S", "-c", probe, paths, "score", str(q), str(r), MEASURES],
+    done = subprocess.run([sys.executable, "-S", "-c", probe, paths, "score", str(q), str(r), MEASURES, *options],
                           capture_output=True, text=True, timeout=120)
-    assert done.stdout.strip() == "0 ['AP', 'P', 'R', 'RR', 'nDCG'] []", done.stderr
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_quick_path_imports_only_what_it_needs(tmp_path):
+    """The quick path answers and leaves out of ``sys.modules`` every module it has no use for, the families of
+    the measures it was not asked for among them."""
+    assert _quick_path_imports(tmp_path, NOT_ON_THE_QUICK_PATH) == "0 ['AP', 'P', 'R', 'RR', 'nDCG'] []"
+
+
+def test_a_tool_policy_on_the_quick_path_imports_no_path_machinery(tmp_path):
+    """--policy trec_eval asks trec_eval's adapter (the references package) which measures it computes: that
+    loads no pathlib, urllib, polars, argparse or output machinery either."""
+    unwanted = tuple(m for m in NOT_ON_THE_QUICK_PATH if m != "trec_bridge.references")
+    assert _quick_path_imports(tmp_path, unwanted, "--policy", "trec_eval") == "0 ['AP', 'P', 'R', 'RR', 'nDCG'] []"

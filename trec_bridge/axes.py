@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Axis:
+    """One way policies differ: the Policy field, its title, what strict does, and why each other value differs."""
+
     field: str  # Policy attribute
     title: str
     strict: str  # what the strict policy does

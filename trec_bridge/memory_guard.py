@@ -61,6 +61,8 @@ _state = {"checks": 0}  # polars' pool reserve is counted for the first file of 
 
 @dataclass(frozen=True)
 class Limit:
+    """A memory limit the process runs under and what is already counted against it."""
+
     name: str  # "RLIMIT_AS (ulimit -v)", ...
     limit: int  # bytes
     used: int  # bytes already counted against it

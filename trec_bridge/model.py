@@ -110,6 +110,8 @@ class QueryOrders(Sequence):
 
 @dataclass
 class Qrels:
+    """Judgments as one frame in source order (see the module's invariants)."""
+
     frame: pl.DataFrame  # QRELS_SCHEMA, source order
     source: str | None = None  # file the qrels came from, for messages
     # True: a diversity qrels (TREC's ``qid subtopic docno grade``): ``iteration`` holds the subtopic, and a
@@ -139,6 +141,8 @@ class Qrels:
 
 @dataclass
 class Run:
+    """A ranking per query as one frame, grouped by query and ranked 1..n (see the module's invariants)."""
+
     frame: pl.DataFrame  # RUN_SCHEMA, grouped by query, rank 1..n within a query
     queries: tuple[str, ...]  # queries with a record (ranked or explicitly empty)
     failures: dict[str, str] = field(default_factory=dict)  # query -> reason
@@ -216,6 +220,8 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class Query:
+    """One query's record: its text, split, tags and what the dataset declares about it."""
+
     query_id: str
     text: str | None = None
     split: str | None = None
@@ -226,6 +232,8 @@ class Query:
 
 @dataclass
 class ChunkMap:
+    """Which document each chunk belongs to (chunk-level runs scored against document-level qrels)."""
+
     frame: pl.DataFrame  # CHUNK_SCHEMA
     source: str | None = None
 
@@ -237,6 +245,8 @@ class ChunkMap:
 
 @dataclass
 class Dataset:
+    """Queries, qrels and what the dataset declares (grade scale, threshold, completeness, corpus, ...)."""
+
     queries: tuple[Query, ...]
     qrels: Qrels
     dataset_id: str | None = None

@@ -40,6 +40,9 @@ class Ordering:
 
 @dataclass(frozen=True)
 class Policy:
+    """How a tool's numbers are made, axis by axis (axes.py): which queries count, what a missing query or one
+    without relevant documents becomes, how a run is ordered and what is rejected; never what a measure computes."""
+
     name: str
     description: str
     # Which queries are averaged: the dataset's fixed set, the judged queries

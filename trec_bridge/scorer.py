@@ -93,6 +93,8 @@ class Known:
 
 @dataclass
 class ScoreResult:
+    """A run scored under a policy: each query's values and each measure's mean, with what the report needs."""
+
     policy: Policy
     measures: list[Measure]
     queries: Sequence[QueryResult]  # QueryResults from the scorer: made when read

@@ -19,6 +19,9 @@ from ..policy import POLICIES, Policy
 
 @dataclass(frozen=True)
 class Tool:
+    """A reference tool as the registry knows it: its adapter, the policy that reproduces it, and why it does what
+    it does on each axis."""
+
     name: str
     adapter: Callable  # () -> Reference
     policy: Policy  # the tool's defaults, which our emulation of it reproduces

@@ -12,7 +12,6 @@ import functools
 import os
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,7 +26,9 @@ from .registry import Tool, register
 from .result import Collected
 from .isolate import MIB, death_reason, failed, limit_memory, looks_out_of_memory, memory_limit
 
-if TYPE_CHECKING:  # polars is imported where a frame is built: registering the tool loads none
+if TYPE_CHECKING:  # polars is imported where a frame is built, pathlib where a path is: registering the tool loads
+    from pathlib import Path  # neither (score --policy trec_eval on small files, cli/quick.py)
+
     import polars as pl
 
 # shlex, shutil, subprocess, tempfile and the installer are imported where trec_eval is found or run: a policy
