@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,15 @@ WIDE_MEASURES = ("nDCG@10 nDCG RR RR(rel=2) R@5 R@1000 P@5 AP AP(rel=2) Rprec Bp
 POLICIES = ("strict", "trec_eval", "pytrec_eval", "ir_measures", "ranx", "beir")
 
 
+_LIVE_MEMORY = re.compile(r"[\d,.]+ (?:bytes|KiB|MiB|GiB) is in use")
+
+
+def _steady(result: tuple) -> tuple:
+    """The outcome with the live memory figure of an E_TOO_LARGE message masked: the process's resident size
+    moves by a MiB between two calls, and it is the rule, not that figure, that both paths must agree on."""
+    return tuple(_LIVE_MEMORY.sub("<used> is in use", part) if isinstance(part, str) else part for part in result)
+
+
 def both(*argv) -> bool:
     """Assert the quick path answers ``score ARGV`` as the full command does, or defers silently; True when it
     answered."""
@@ -41,14 +51,14 @@ def both(*argv) -> bool:
     original = quick.attempt
     quick.attempt = lambda given: None
     try:
-        full = run_cli(*argv)
+        full = _steady(run_cli(*argv))
     finally:
         quick.attempt = original
-    assert run_cli(*argv) == full, argv  # main as a user runs it
+    assert _steady(run_cli(*argv)) == full, argv  # main as a user runs it
     if code is None:
         assert (out.getvalue(), err.getvalue()) == ("", ""), argv
         return False
-    assert (code, out.getvalue(), err.getvalue()) == full, argv
+    assert _steady((code, out.getvalue(), err.getvalue())) == full, argv
     return True
 
 
