@@ -166,6 +166,39 @@ def test_a_query_in_two_partitions_is_refused(cluster, tmp_path):
     assert raised.value.code == "E_RUN_SCORE" and "Dask DataFrame partition 0" in str(raised.value)
 
 
+def test_integer_ids_against_another_spelling_are_refused_on_the_cluster_as_here(cluster, tmp_path):
+    """A Parquet folder's integer 7 against the qrels' "007" (and a Parquet qrels' 7 against a Dask DataFrame's
+    "007"): E_ID_COLLISION on the cluster as in this process, never 7 scored unjudged and "007" missing.  Before
+    this change the workers checked no partition's integers."""
+    import polars as pl
+
+    import trec_bridge as tb
+
+    local, client = cluster
+    (tmp_path / "q007.txt").write_text("007 0 d1 1\n8 0 d1 1\n")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pl.DataFrame({"query_id": [7], "doc_id": ["d1"], "score": [1.0]}).write_parquet(folder / "a.parquet")
+    pl.DataFrame({"query_id": [8], "doc_id": ["d1"], "score": [0.5]}).write_parquet(folder / "b.parquet")
+    here, there = _both(tmp_path, "score", tmp_path / "q007.txt", folder, "P@1", address=local.scheduler_address)
+    assert here == there and here[0] == 1, (here[2], there[2])
+    assert "[E_ID_COLLISION]" in here[2] and "the qrels holds the string '007'" in here[2]
+
+    pl.DataFrame({"query_id": [7, 8], "doc_id": ["d1", "d1"], "relevance": [1, 1]}).write_parquet(
+        tmp_path / "q.parquet")
+    run = pd.DataFrame({"query_id": ["007", "8"], "doc_id": ["d1", "d1"], "score": [1.0, 0.5]})
+    raised = []
+    for extra in ({}, {"client": client}):
+        frame = run if not extra else dd.from_pandas(run, npartitions=1)
+        with pytest.raises(tb.InvalidInput) as caught:
+            tb.score(tmp_path / "q.parquet", frame, "P@1", **extra)
+        raised.append(caught.value.code)
+    assert raised == ["E_ID_COLLISION", "E_ID_COLLISION"]
+    run7 = run.assign(query_id=["7", "8"])  # the same number spelled alike: scored, here and there
+    assert tb.score(tmp_path / "q.parquet", dd.from_pandas(run7, npartitions=1), "P@1", client=client).means == \
+        tb.score(tmp_path / "q.parquet", run7, "P@1").means == {"P@1": 1.0}
+
+
 def _killing_frame(chunks: list, folder: Path, mode: str):
     """A Dask DataFrame whose partition 2 kills the worker loading it (``once``: the first time only)."""
     paths = []

@@ -89,6 +89,28 @@ def test_an_integer_id_against_another_spelling_of_its_number_is_refused(work, s
     assert run_cli("score", *same, "P@1")[0] == 0
 
 
+@pytest.mark.parametrize("run_kind", ["dict", "polars DataFrame", "TREC path", "Evaluator"])
+def test_a_parquet_qrels_integer_against_a_python_runs_spelling_is_refused(work, run_kind):
+    """``tb.score`` with a Parquet qrels path holding the integer 7 and a run held in Python (or a TREC file)
+    that spells it "007": E_ID_COLLISION, as ``score`` refuses it.  Before this change the Python API checked
+    only the integers of qrels given as Python objects, and the dict and DataFrame runs (scored without the run
+    checks' pass over a sorted Run) were scored with 7 unjudged and "007" missing."""
+    import trec_bridge as tb
+
+    pl.DataFrame({"query_id": [7, 8], "doc_id": ["d1", "d1"], "relevance": [1, 1]}).write_parquet(work / "q.parquet")
+    rows = {"query_id": ["007", "8"], "doc_id": ["d1", "d1"], "score": [1.0, 0.5]}
+    (work / "r007.trec").write_text("007 Q0 d1 1 1.0 sys\n8 Q0 d1 1 0.5 sys\n")
+    run = {"dict": {"007": {"d1": 1.0}, "8": {"d1": 0.5}}, "polars DataFrame": pl.DataFrame(rows),
+           "TREC path": work / "r007.trec", "Evaluator": pl.DataFrame(rows)}[run_kind]
+    with pytest.raises(tb.InvalidInput) as raised:
+        if run_kind == "Evaluator":
+            tb.Evaluator(work / "q.parquet", "P@1").score(run)
+        else:
+            tb.score(work / "q.parquet", run, "P@1")
+    assert raised.value.code == "E_ID_COLLISION" and "the run holds the string '007'" in str(raised.value)
+    assert tb.score(work / "q.parquet", {"7": {"d1": 1.0}, "8": {"d1": 0.5}}, "P@1").means == {"P@1": 1.0}
+
+
 def test_a_partition_folder_is_one_run(work):
     run = work / "run.parquet"
     assert run_cli("convert", "run", work / "run.trec", run)[0] == 0

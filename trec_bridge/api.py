@@ -47,19 +47,20 @@ def _is_path(x: Any) -> bool:
 def _dataset_and_ints(qrels: Any, rel: int | None, subtopics: bool = False):
     """The ``Dataset`` ``qrels`` stands for, and the integer IDs it held (converters.python_objects);
     ``subtopics``: read qrels as a diversity qrels (their iteration is the subtopic)."""
-    from converters.python_objects import IntIds, qrels_from_object
+    from converters.python_objects import qrels_from_object
 
     from .integers import INT64_MAX, INT64_MIN, in_range, range_text
 
     if isinstance(rel, int) and not isinstance(rel, bool) and not in_range(rel, INT64_MIN, INT64_MAX):
         raise UsageError("E_USAGE", f"rel must be {range_text(INT64_MIN, INT64_MAX)}, as --rel, got {rel}")
     if isinstance(qrels, Dataset):
-        return (qrels if rel is None else Dataset(**{**qrels.__dict__, "threshold": rel})), IntIds()
+        return (qrels if rel is None else Dataset(**{**qrels.__dict__, "threshold": rel})), _held(qrels.qrels)
     if _is_path(qrels):
         from converters.detect import load_dataset_any
 
-        return load_dataset_any(qrels, None, rel, subtopics), IntIds()
-    q, ints = (qrels, IntIds()) if isinstance(qrels, Qrels) else qrels_from_object(qrels, subtopics)
+        dataset = load_dataset_any(qrels, None, rel, subtopics)
+        return dataset, _held(dataset.qrels)
+    q, ints = (qrels, _held(qrels)) if isinstance(qrels, Qrels) else qrels_from_object(qrels, subtopics)
     if subtopics and not q.subtopics:
         raise UsageError("E_USAGE", "subtopics=True reads qrels as a diversity qrels; these Qrels were read as "
                          "ordinary ones (read them again with subtopics=True)")
@@ -68,15 +69,24 @@ def _dataset_and_ints(qrels: Any, rel: int | None, subtopics: bool = False):
 
 
 def _run_and_ints(run: Any):
-    from converters.python_objects import IntIds, run_from_object
+    from converters.python_objects import run_from_object
 
     if isinstance(run, Run):
-        return run, IntIds()
+        return run, _held(run)
     if _is_path(run):
         from converters.detect import load_run_any
 
-        return load_run_any(run), IntIds()
+        loaded = load_run_any(run)
+        return loaded, _held(loaded)
     return run_from_object(run)
+
+
+def _held(read):
+    """The integer IDs a ``Run`` or ``Qrels`` read from a columnar file held (``int_ids``), checked against the
+    other side's spellings like those of a DataFrame (a Parquet qrels' 7 against a run's "007")."""
+    from converters.python_objects import IntIds
+
+    return read.int_ids if read.int_ids is not None else IntIds()
 
 
 def _measures(measures: Any):

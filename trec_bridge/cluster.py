@@ -159,11 +159,12 @@ def _gathered(client, futures: list) -> list:
 def score_frame(job: PartJob, frame, n: int) -> PartScores:
     """One partition (a pandas DataFrame) read as ``tb.score`` reads a DataFrame run, and scored; its reading
     errors name the partition."""
-    from converters.python_objects import IntIds, check_id_spellings, run_from_object
+    from converters.python_objects import run_from_object
 
     try:
         run, ints = run_from_object(frame)
-        check_id_spellings(job.dataset, job.int_ids or IntIds(), run, ints)
+        run.int_ids = ints if ints.texts else None
+        job.check_ids(run)
     except TrecBridgeError as exc:
         if exc.where.file is None:
             exc.where.file = f"Dask DataFrame partition {n}"

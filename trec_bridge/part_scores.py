@@ -117,6 +117,17 @@ class PartJob:
     def local(self) -> list[bool]:
         return [FAMILIES[m.family].query_local for m in self.measures]
 
+    def check_ids(self, part: Run) -> None:
+        """E_ID_COLLISION for a part's integer IDs (a Parquet partition's, a DataFrame partition's:
+        ``part.int_ids``) against the judgments' spellings of the same number, and the judgments' integers (the
+        Python API's, or a Parquet qrels file's) against the part's: what ``RunChecks.add`` checks of a part
+        scored in one process, so that a worker never scores what ``score`` refuses."""
+        from converters.python_objects import IntIds, check_id_spellings
+
+        held = (self.int_ids, self.dataset.qrels.int_ids)
+        qrels_ints = next((ints for ints in held if ints is not None and ints.texts), IntIds())
+        check_id_spellings(self.dataset, qrels_ints, part, part.int_ids or IntIds())
+
     def score(self, part: Run | None, lines: int = 0) -> PartScores:
         """One part checked, reduced and scored alone (``None``: a part without data)."""
         if part is None:

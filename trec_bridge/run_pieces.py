@@ -75,6 +75,8 @@ def score_piece(job: PartJob, piece) -> PartScores:
     """Read and score one piece where it lands; an error reading it travels back, raised at its place."""
     try:
         run, lines = piece.read(job)
+        if run is not None:
+            job.check_ids(run)
         return job.score(run, lines)
     except TrecBridgeError as exc:
         return PartScores(error=exc)
