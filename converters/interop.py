@@ -23,15 +23,16 @@ from trec_bridge.model import QRELS_SCHEMA, Qrels, Run
 from trec_bridge.ordering import pair_keys_of_blocks
 from trec_bridge.messages import quote
 
-from . import invisible
+from . import id_text
 from .trec_qrels import check_qrels_duplicates
 from .trec_run import GroupedRows, check_repeated_documents, group_rows, order_grouped, trec_score_values
 
 
 # --------------------------------------------------------------------------- validation
 
-def _ids(values: list | pl.Series, what: str, invisible_test: bool = True) -> pl.Series:
-    """The IDs as a polars string column: strings only, none holding an invisible character.
+def _ids(values: list | pl.Series, what: str, text_test: bool = True) -> pl.Series:
+    """The IDs as a polars string column: strings only, each non-empty and free of invisible characters,
+    whitespace and control characters (``id_text``; ``text_test`` False: the caller tests them).
 
     A list is first built as a strict string column in one call (polars
     refuses any other type), so the usual all-strings case costs no Python
@@ -42,8 +43,8 @@ def _ids(values: list | pl.Series, what: str, invisible_test: bool = True) -> pl
         bad = next((v for v in values if not isinstance(v, str)), None)
         raise UsageError("E_USAGE", f"{what} must be strings, got {type(bad).__name__} {quote(bad)} "
                          "(IDs are never converted: 7 and '007' would collide)")
-    if invisible_test:
-        invisible.refuse_in_column(column, what)
+    if text_test:
+        id_text.refuse_in_column(column, what)
     return column
 
 
@@ -117,15 +118,15 @@ def order_grouped_run(grouped: GroupedRows | pl.DataFrame, *, run_id: str | None
 
 def grouped_from_columns(query_ids: list, doc_ids: list, scores: list, *, unique_pairs: bool = False
                          ) -> GroupedRows:
-    """The rows of parallel lists checked (string IDs without invisible characters, finite scores, no document
+    """The rows of parallel lists checked (string IDs by ``id_text``'s rule, finite scores, no document
     twice in a query) and grouped by query, not yet ordered.
 
-    The query column is tested for invisible characters on its runs of equal IDs (the grouping needs them
+    The query column is tested by ``id_text`` on its runs of equal IDs (the grouping needs them
     anyway): the first run holding one is the first row holding one, so the error is the same.
     """
-    queries = _ids(query_ids, "query IDs", invisible_test=False)
+    queries = _ids(query_ids, "query IDs", text_test=False)
     runs = queries.rle().struct.unnest()  # one row per run of equal query IDs
-    invisible.refuse_in_column(runs.get_column("value"), "query IDs")
+    id_text.refuse_in_column(runs.get_column("value"), "query IDs")
     frame = pl.DataFrame({"query_id": queries, "doc_id": _ids(doc_ids, "document IDs"),
                           "score": _scores(scores, query_ids, doc_ids)})
     return group_rows(frame, unique_pairs=unique_pairs, runs=runs)

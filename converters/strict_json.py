@@ -33,19 +33,13 @@ from trec_bridge.files import read_input_bytes
 from trec_bridge.messages import quote
 
 from . import invisible
+from .id_text import ID_BAD_CHARS  # the schemas' $defs/id class (its tests name it here)
 
 MAX_DEPTH = 64  # containers nested in one another; the top-level object is depth 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 KNOWN_FORMATS = {"trec-bridge.dataset": "dataset", "trec-bridge.run": "run", "trec-bridge.report": "report"}
 FORMAT_VERSION = 1
 
-# Characters no ID may contain: whitespace in Python's, ECMAScript's and Unicode's
-# sense (TREC files are split on it) and control characters.  Same class as
-# $defs/id in the shipped schemas.
-# The invisible characters of converters/invisible.py (zero-width, bidi controls, U+FEFF) are in the class
-# too, so the schema refuses them; the loaders report those with their own code, E_ID_INVISIBLE.
-ID_BAD_CHARS = (r"[\u0000-\u0020\u007f-\u00a0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069"
-                r"\u3000\ufeff]")
 _BAD_ID = re.compile(ID_BAD_CHARS)
 _BRACKETS = np.frombuffer(b"[]{}", dtype=np.uint8)
 # Only a number with a 3-digit exponent or 19+ digits can overflow float or int64;

@@ -36,7 +36,7 @@ MEASURES = "nDCG@10 RR@10 R@100 AP P@10 nDCG nDCG@3 RR P@2 bpref Judged@5 NumRet
 FAMILIES = {"trec_eval": "Judged", "trec_eval_c": "Judged", "pytrec_eval": "Judged", "beir": "bpref Judged NumRet"}
 TIE_HEAVY = [0.0, -0.0, 1.0, 1.0 + 2 ** -30, 1.0 + 2 ** -52, 1.0 - 2 ** -53, 0.5, -3.0, 1e39, 2e39, -1e39, 7.25]
 POLICIES = ["strict", "trec_eval", "trec_eval_c", "pytrec_eval", "ir_measures", "beir"]
-DOCS = [f"d{j}" for j in range(14)] + ["é1", "Z", "d1 ", "10"]
+DOCS = [f"d{j}" for j in range(14)] + ["é1", "Z", "!d1", "10"]  # "!d1": "!" is the lowest byte an ID may hold
 
 
 def _score(rng: random.Random) -> float:

@@ -33,6 +33,8 @@ ERROR_CODES: dict[str, str] = {
     "E_NUL_BYTE": "a file contains a NUL byte",
     "E_ID_INVISIBLE": "an ID holds an invisible character (zero-width, bidirectional control, U+FEFF) that makes "
                       "two different IDs look alike",
+    "E_ID_TEXT": "an ID given in Python or in a Parquet or Arrow column that is empty or holds whitespace or a control "
+                 "character (the ID rule of the JSON and TREC files)",
     "E_ID_COLLISION": "integer IDs read as decimal text (Python API, Parquet or Arrow columns) would meet other spellings of the same number "
                       "(7 and \"007\", or 7 and \"7\" as distinct keys)",
     "E_COLUMNAR": "a Parquet or Arrow IPC input cannot be read or lacks ir_measures' columns (query_id, doc_id, "
