@@ -136,7 +136,8 @@ def _frame_columns(df: Any, names: tuple[str, ...]) -> list:
     if isinstance(df, pl.DataFrame):
         _columns(df.head(0), names)  # the missing-column message
         return [df.get_column(c) if df.schema[c] == pl.String else
-                df.get_column(c).to_numpy() if c == "score" and df.schema[c] in (pl.Float64, pl.Float32) else
+                df.get_column(c).to_numpy() if c == "score" and df.schema[c] in (pl.Float64, pl.Float32)
+                and not df.get_column(c).null_count() else  # a null would be NaN in the array, and named so
                 df.get_column(c).to_list() for c in names]
     if type(df).__module__.split(".")[0] == "pandas":
         _columns(df.head(0), names)

@@ -139,6 +139,14 @@ def test_the_strict_checks_apply_to_parquet_runs(work, rows, code):
     assert not (work / "o.json").exists()
 
 
+def test_a_null_score_is_named_null_not_nan(work):
+    """A missing score was reported as "score nan": polars' array of a float column with a null holds NaN there."""
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d4"], "score": [1.0, None]}).write_parquet(
+        work / "null.parquet")
+    status, _, err = run_cli("score", work / "qrels.txt", work / "null.parquet", "P@1")
+    assert status == 1 and "[E_RUN_SCORE]" in err and "score None (item 2) is not a finite number" in err, err
+
+
 def test_a_duplicate_judgment_in_parquet_qrels_is_refused(work):
     pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"], "relevance": [1, 0]}) \
         .write_parquet(work / "q.parquet")
