@@ -150,17 +150,20 @@ def read_partition(folder: str | Path, part: Partition) -> Run:
     """One partition file of a run folder as a run on its own (its row errors name the file); ``source`` is the
     folder, the run's name in the run checks' messages."""
     frame = _with_columns(_read(part, "parquet", part.path), RUN_COLUMNS, part.path)
-    run = _run_of(frame.rechunk(), part.path)  # one chunk, not one a row group: see columnar_parts.one_chunk
+    run = _run_of(frame, part.path, rechunk=True)
     run.source = os.fspath(folder)
     return run
 
 
-def _run_of(frame: pl.DataFrame, name: str) -> Run:
+def _run_of(frame: pl.DataFrame, name: str, rechunk: bool = False) -> Run:
+    """The Run of ``frame``'s rows, named by its ``run_id`` column; ``rechunk``: the run's columns made one chunk
+    first, not one a row group (see columnar_parts.one_chunk), and only those (not ``run_id`` nor other columns)."""
     from .python_objects import run_from_object
 
     run_id = _run_name(frame.get_column("run_id")) if "run_id" in frame.columns else None
+    rows = frame.select(RUN_COLUMNS)
     try:
-        run, ints = run_from_object(frame.select(RUN_COLUMNS), run_id=run_id)
+        run, ints = run_from_object(rows.rechunk() if rechunk else rows, run_id=run_id)
     except TrecBridgeError as exc:
         raise _located(exc, name) from None
     run.source, run.int_ids = name, ints if ints.texts else None
