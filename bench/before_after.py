@@ -7,7 +7,9 @@ same iteration, so that a shared machine's drifting load weighs on both alike.
 Prints each run (wall, CPU = user + sys of the process and its threads, peak RSS, the load average) and, per
 command, the medians and the after/before ratio of each pair; the standard output of the score commands and
 the files the convert commands write must be byte-identical between the two installs (exit 1 otherwise).
-The workloads are run_bench.py's (W1.run, W1.run.json, W1.run.jsonl, W1.qrels in --work).
+The workloads are run_bench.py's (W1.run, W1.run.json, W1.run.jsonl, W1.run.parquet, W1.run.16parts.parquet,
+W1.qrels in --work).  With ``score`` among the tools, each other score command's wall is also shown as a ratio
+to ``score`` on the TREC text of the same install in the same iteration (issue 21 §3's ratio).
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ def commands(tool: str, exe: str, work: Path, out: Path) -> tuple[list[str], Pat
     """The command of ``tool`` and the file it writes (None: its standard output is compared)."""
     qrels, run = work / "W1.qrels", work / "W1.run"
     if tool.startswith("score"):
-        source = {"score": run, "score-json": work / "W1.run.json", "score-jsonl": work / "W1.run.jsonl"}[tool]
+        source = {"score": run, "score-json": work / "W1.run.json", "score-jsonl": work / "W1.run.jsonl",
+                  "score-parquet": work / "W1.run.parquet",
+                  "score-parquet-parts": work / "W1.run.16parts.parquet"}[tool]
         return [exe, "score", str(qrels), str(source), MEASURES], None
     if tool == "convert-json":
         return [exe, "convert", "run", str(run), str(out / "converted.json"), "--dataset-id", "bench"], \
@@ -88,7 +92,21 @@ def main() -> int:
         walls = [round(y[0] / x[0], 2) for x, y in zip(b, a)]
         cpus = [round(y[1] / x[1], 2) for x, y in zip(b, a)]
         print(f"{tool:13s}  {_summary(b)}        {_summary(a)}        {walls}; {cpus}")
+    _ratios_to_text(rows, args.tools.split(","))
     return 0 if same else 1
+
+
+def _ratios_to_text(rows: dict, tools: list[str]) -> None:
+    """Each score command's wall over ``score`` on the TREC text of the same install and iteration."""
+    if "score" not in tools:
+        return
+    print("\ncommand        wall / the TREC text's, same install and iteration: before (median; each)   after")
+    for tool in (t for t in tools if t.startswith("score-")):
+        line = []
+        for side in ("before", "after"):
+            ratios = [round(x[0] / t[0], 2) for x, t in zip(rows[(tool, side)], rows[("score", side)])]
+            line.append(f"{statistics.median(ratios):.2f} {ratios}")
+        print(f"{tool:20s}  {line[0]}   {line[1]}")
 
 
 def _summary(samples: list[tuple[float, float, int]]) -> str:

@@ -150,24 +150,36 @@ def read_partition(folder: str | Path, part: Partition) -> Run:
     """One partition file of a run folder as a run on its own (its row errors name the file); ``source`` is the
     folder, the run's name in the run checks' messages."""
     frame = _with_columns(_read(part, "parquet", part.path), RUN_COLUMNS, part.path)
-    run = _run_of(frame.rechunk(), part.path)  # one chunk, not one a row group: see columnar_parts.one_chunk
+    run = _run_of(frame, part.path, rechunk=True)
     run.source = os.fspath(folder)
     return run
 
 
-def _run_of(frame: pl.DataFrame, name: str) -> Run:
+def _run_of(frame: pl.DataFrame, name: str, rechunk: bool = False) -> Run:
+    """The Run of ``frame``'s rows, named by its ``run_id`` column; ``rechunk``: the run's columns made one chunk
+    first, not one a row group (see columnar_parts.one_chunk), and only those (not ``run_id`` nor other columns)."""
     from .python_objects import run_from_object
 
-    run_id = None
-    if "run_id" in frame.columns:
-        names = frame.get_column("run_id").unique().to_list()
-        run_id = str(names[0]) if len(names) == 1 and names[0] is not None else None
+    run_id = _run_name(frame.get_column("run_id")) if "run_id" in frame.columns else None
+    rows = frame.select(RUN_COLUMNS)
     try:
-        run, ints = run_from_object(frame.select(RUN_COLUMNS), run_id=run_id)
+        run, ints = run_from_object(rows.rechunk() if rechunk else rows, run_id=run_id)
     except TrecBridgeError as exc:
         raise _located(exc, name) from None
     run.source, run.int_ids = name, ints if ints.texts else None
     return run
+
+
+def _run_name(column: pl.Series) -> str | None:
+    """The ``run_id`` column's one value as the run's name; None when it holds several, a null, or no row.  A
+    text column is compared with its first value (one pass; its ``unique`` hashed every row of each partition)."""
+    if column.dtype != pl.String:
+        names = column.unique().to_list()
+        return str(names[0]) if len(names) == 1 and names[0] is not None else None
+    if column.len() == 0 or column.null_count():
+        return None
+    first = column[0]
+    return first if (column == first).all() else None
 
 
 def read_columnar_qrels(path: str | Path, kind: str, subtopics: bool = False) -> Qrels:

@@ -158,7 +158,7 @@ def grouped_from_blocks(block_queries: list | pl.Series, lengths: np.ndarray, do
     frame = pl.DataFrame({"query_id": query_ids, "doc_id": doc, "score": _scores(scores, query_ids, doc_ids)})
     keys = pair_keys_of_blocks(queries, lengths, doc) if len(lengths) else np.zeros(0, dtype=np.uint64)
     if not unique_pairs and len(keys):
-        check_repeated_documents(frame, qidx, keys, None, None, None)
+        check_repeated_documents(frame, qidx, keys, None, None, None, np.cumsum(lengths) - lengths)
     return GroupedRows(frame, queries.alias("query_id"), qidx, None, keys, np.cumsum(lengths) - lengths)
 
 

@@ -22,7 +22,7 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import read_input_bytes, sha256_bytes
 from trec_bridge.outputs import write_files
 from trec_bridge.model import RUN_SCHEMA, QueryOrders, Run
-from trec_bridge.ordering import (as_float32, in_trec_order, pair_keys, pair_keys_of_blocks, positions,
+from trec_bridge.ordering import (as_float32, in_trec_order, keys_repeat, pair_keys, pair_keys_of_blocks, positions,
                                   score_permutation, synthetic_scores)
 from trec_bridge.messages import quote
 
@@ -213,9 +213,9 @@ def group_rows(frame: pl.DataFrame, *, file: str | None = None, lines: np.ndarra
         return GroupedRows(frame, pl.Series("query_id", [], dtype=pl.String), nothing, None,
                            np.zeros(0, dtype=np.uint64), nothing)
     frame, queries, qidx, row, keys = _grouped_by_query(frame, runs)
-    if not unique_pairs:
-        check_repeated_documents(frame, qidx, keys, row, file, lines)
     starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])  # groups are contiguous, in qidx order
+    if not unique_pairs:
+        check_repeated_documents(frame, qidx, keys, row, file, lines, starts)
     return GroupedRows(frame, queries, qidx, row, keys, starts)
 
 
@@ -307,16 +307,18 @@ def _grouped_by_query(frame: pl.DataFrame, runs: pl.DataFrame | None = None
 
 
 def check_repeated_documents(frame: pl.DataFrame, qidx: np.ndarray, keys: np.ndarray, row: np.ndarray | None,
-                             file: str | None, lines: np.ndarray | None) -> None:
-    """Raise for the first document listed twice in a query.
+                             file: str | None, lines: np.ndarray | None, starts: np.ndarray | None = None) -> None:
+    """Raise for the first document listed twice in a query (``qidx``: the rows' queries, each query's rows
+    together; ``starts``: where each query's rows start, when the caller has them).
 
-    Screened on a sorted 64-bit hash of (query, document): equal neighbours
-    are only *possible* duplicates (a hash collision is not one), so the exact
-    string comparison runs only then.
+    Screened on a 64-bit hash of (query, document) sorted inside each query
+    (``ordering.keys_repeat``): equal keys are only *possible* duplicates (a
+    hash collision is not one), so the exact string comparison runs only then.
     """
     doc = frame.get_column("doc_id")
-    key = np.sort(keys)
-    if not (key[1:] == key[:-1]).any():
+    if starts is None:
+        starts = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+    if not keys_repeat(keys, starts):
         return
     pairs = pl.DataFrame({"qi": qidx, "d": doc})
     if pairs.group_by("qi").agg(pl.col("d").n_unique() == pl.len()).get_column("d").all():

@@ -184,3 +184,15 @@ def test_hive_partition_values_are_ids_as_written(work):
     assert code == 0, err
     per_query = {q["query_id"]: q["values"]["P@1"] for q in json.loads(out.read_text())["per_query"]}
     assert per_query == {"007": 1.0, "7": 0.0}
+
+
+@pytest.mark.parametrize("names, expected", [(["sys"] * 4, "sys"), (["sys", "sys", "other", "sys"], None),
+                                             (["sys", None, "sys", "sys"], None), ([None] * 4, None),
+                                             ([7] * 4, "7"), ([7, 7, 8, 7], None)])
+def test_the_run_id_column_names_the_run_only_when_it_holds_one_value(work, names, expected):
+    from converters.columnar import read_columnar_run
+
+    frame = pl.DataFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3", "d4"],
+                          "score": [3.5, 2.25, 1.0, 0.1], "run_id": names})
+    frame.write_parquet(work / "named.parquet")
+    assert read_columnar_run(work / "named.parquet", "parquet").run_id == expected

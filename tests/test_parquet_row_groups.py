@@ -129,3 +129,36 @@ def test_parts_are_checked_two_at_a_time_unless_polars_has_fewer_threads(monkeyp
     assert parts.default_workers() == 2
     monkeypatch.setenv("POLARS_MAX_THREADS", "1")  # score-many's workers sharing the cores
     assert parts.default_workers() == 1
+
+
+
+def _top3_rows(repeat_at: tuple[int, int] | None = None) -> list[tuple[str, str, float]]:
+    """Queries q1, q2, q4, q5 of three rows each and q3 of two; ``repeat_at``: (row, of row): that row's document
+    is the earlier row's (scores stay falling, so only the duplicate check can object)."""
+    rows = [(f"q{q}", f"d{q}{i}", float(10 - i)) for q in range(1, 6) for i in range(2 if q == 3 else 3)]
+    if repeat_at:
+        row, of = repeat_at
+        rows[row] = (rows[row][0], rows[of][1], rows[row][2])
+    return rows
+
+
+@pytest.mark.parametrize("part_rows, repeat_at, items", [
+    # one part of q1-q4 (lengths 3, 3, 2, 3), q5 carried to a part of its own:
+    (100, (5, 3), "items 4 and 6"),  # q2, of the common length: its rows sorted as one row of a 2-D block
+    (100, (7, 6), "items 7 and 8"),  # q3, the query of another length: sorted with the part's other such rows
+    (100, (10, 8), "items 9 and 11"),  # q4, the part's last query
+    # parts of two rows: every query a part of its own, cut by row groups and slices
+    (2, (4, 3), "items 4 and 5"),  # q2's first two rows in two row groups and two slices
+    (2, (13, 11), "items 12 and 14"),  # q5, the file's last query
+])
+def test_a_document_twice_is_found_in_a_query_of_any_length_across_part_boundaries(work, monkeypatch, part_rows,
+                                                                                   repeat_at, items):
+    monkeypatch.setattr(parts, "PART_ROWS", part_rows)
+    clean = _write(work / "clean.parquet", _top3_rows())
+    expected = [("q1", "q2", "q3", "q4"), ("q5",)] if part_rows == 100 else [(f"q{q}",) for q in range(1, 6)]
+    assert _queries(clean, part_rows) == expected
+    run = _write(work / "run.parquet", _top3_rows(repeat_at))
+    with pytest.raises(parts.ReadWhole):  # found by the part's own check, then the whole read says it
+        _queries(run, part_rows)
+    status, _, err = run_cli("score", work / "qrels.txt", run, "AP")
+    assert status == 1 and "E_RUN_DUPLICATE_DOC" in err and f"document listed twice for this query ({items})" in err

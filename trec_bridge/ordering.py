@@ -43,8 +43,57 @@ def pair_keys(query: pl.Series, doc: pl.Series) -> np.ndarray:
 
 
 def pair_keys_of_blocks(block_query: pl.Series, block_length: np.ndarray, doc: pl.Series) -> np.ndarray:
-    """``pair_keys`` of rows grouped in blocks of one query each: the query part is hashed once per block."""
-    return np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length) ^ doc.hash(seed=0).to_numpy()
+    """``pair_keys`` of rows grouped in blocks of one query each: the query part is hashed once per block (and
+    the document part mixed in place: one new array of 8 bytes a row, not two)."""
+    keys = np.repeat(block_query.hash(seed=0).to_numpy() * _MIX, block_length)
+    return np.bitwise_xor(keys, doc.hash(seed=0).to_numpy(), out=keys)
+
+
+def keys_repeat(keys: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether two rows of one query share a pair key (a document listed twice, or a hash collision: the caller
+    settles which on the strings); ``starts``: the first row of each query's contiguous group.
+
+    Only equal keys inside one query matter, so each query is sorted on its own (``_repeat_in_groups``), first
+    the keys' top 32 bits (twice as fast to sort; a query of 1,000 rows has two equal tops once in 8,600), then,
+    only when two tops are equal, the keys themselves.  W1's 524,288 keys of 1,000-row queries: 3 ms, against
+    28 ms for numpy's sort of the whole array.
+    """
+    if len(keys) < 2:
+        return False
+    tops = np.right_shift(keys, np.uint64(32), out=np.empty(len(keys), dtype=np.uint32), casting="unsafe")
+    return _repeat_in_groups(tops, starts, owned=True) and _repeat_in_groups(keys, starts, owned=False)
+
+
+def _repeat_in_groups(values: np.ndarray, starts: np.ndarray, owned: bool) -> bool:
+    """Whether a group of ``values`` (each beginning at ``starts``) holds a value twice; ``owned``: ``values`` may
+    be sorted in place.
+
+    The groups of the most common length (a top-k run: all of them) are the rows of one 2-D array, whose short
+    sorts stay in cache; the rest are sorted together by polars on one thread (10 ms for 524,288 keys, numpy 28),
+    where an equal value of two groups is only a false alarm.
+    """
+    n = len(values)
+    lengths = np.diff(np.append(starts, n))
+    widths, counts = np.unique(lengths, return_counts=True)
+    width = int(widths[np.argmax(counts)])
+    square = lengths == width
+    if width > 1 and square.sum() > 1:
+        if square.all():
+            block = values.reshape(-1, width) if owned else values.reshape(-1, width).copy()
+        else:
+            block = values[(starts[square][:, None] + np.arange(width)).ravel()].reshape(-1, width)
+        block.sort(axis=1)  # in place: a sorted copy cost as much again in fresh pages
+        if (block[:, 1:] == block[:, :-1]).any():
+            return True
+        if square.all():
+            return False
+        values = values[np.repeat(~square, lengths)]
+    if len(values) < 2:
+        return False
+    import polars as pl
+
+    ordered = pl.Series(values).sort(multithreaded=False).to_numpy()
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def search_in_order(ordered: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:

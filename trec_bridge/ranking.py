@@ -292,7 +292,8 @@ class JudgedPairs:
         rows' pair keys; ``query_of(rows)``: those rows' query indices in the universe)."""
         if len(keys) == 0 or self.judged.height == 0:
             return (np.zeros(0, dtype=np.int64),) * (1 + len(self.carried))
-        candidates = np.flatnonzero(self.bitmap[keys >> self.shift])
+        slots = np.right_shift(keys, self.shift, out=np.empty(len(keys), dtype=np.uint32), casting="unsafe")
+        candidates = np.flatnonzero(self.bitmap[slots])  # slots below 2^23: 4 bytes a row, not a key's 8
         if not self.unique:
             return self._joined(query_of(candidates), doc, candidates)
         pos = np.minimum(search_in_order(self.sorted, keys[candidates]), len(self.sorted) - 1)
