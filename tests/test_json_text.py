@@ -81,7 +81,7 @@ def test_fraction_texts_are_the_fractions_reduced():
 def _result():
     """A score with what a report's rows can hold: AP over several relevant documents (several terms), a query
     without relevant documents (null), a missing one, a count (NumRet), IDs that JSON escapes or that are not ASCII."""
-    qrels = {"q\"1": {"d1": 1, "d2": 2, "d3": 1, "d4": 0}, "é2": {"d1": 1}, "q\\3": {"d1": 0}, "q4\n": {"d5": 3},
+    qrels = {"q\"1": {"d1": 1, "d2": 2, "d3": 1, "d4": 0}, "é2": {"d1": 1}, "q\\3": {"d1": 0}, "q4😀": {"d5": 3},
              "日本": {"a": 1, "b": 1, "c": 1}}
     run = {"q\"1": {"d1": 0.9, "d4": 0.8, "d3": 0.7, "d9": 0.5, "d2": 0.1}, "é2": {"x": 1.0},
            "q\\3": {"d1": 1.0}, "日本": {"c": 3.0, "z": 2.0, "a": 1.0}}
@@ -95,5 +95,5 @@ def test_report_from_columns_is_the_report_read_query_by_query():
     assert fast == slow
     ap = {r["query_id"]: r["exact"]["AP"] for r in fast["per_query"]}
     assert ap == {"q\"1": str(Fraction(1, 1) / 3 + Fraction(2, 3) / 3 + Fraction(3, 5) / 3), "é2": "0",
-                  "q\\3": None, "q4\n": "0", "日本": str(Fraction(1, 3) + Fraction(2, 3) / 3)}
+                  "q\\3": None, "q4😀": "0", "日本": str(Fraction(1, 3) + Fraction(2, 3) / 3)}
     assert report_json(fast) == json.dumps(slow, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
