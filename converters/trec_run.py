@@ -22,8 +22,8 @@ from trec_bridge.errors import InvalidInput, TrecBridgeError, UsageError
 from trec_bridge.files import read_input_bytes, sha256_bytes
 from trec_bridge.outputs import write_files
 from trec_bridge.model import RUN_SCHEMA, QueryOrders, Run
-from trec_bridge.ordering import (as_float32, in_trec_order, pair_keys, pair_keys_of_blocks, positions,
-                                  score_permutation, synthetic_scores)
+from trec_bridge.ordering import (any_equal, as_float32, in_trec_order, pair_keys, pair_keys_of_blocks,
+                                  positions, score_permutation, synthetic_scores)
 from trec_bridge.messages import quote
 
 from . import invisible
@@ -315,8 +315,7 @@ def check_repeated_documents(frame: pl.DataFrame, qidx: np.ndarray, keys: np.nda
     string comparison runs only then.
     """
     doc = frame.get_column("doc_id")
-    key = np.sort(keys)
-    if not (key[1:] == key[:-1]).any():
+    if not any_equal(keys):
         return
     pairs = pl.DataFrame({"qi": qidx, "d": doc})
     if pairs.group_by("qi").agg(pl.col("d").n_unique() == pl.len()).get_column("d").all():
