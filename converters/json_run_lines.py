@@ -57,10 +57,8 @@ def read_run_lines_parts(path: str | os.PathLike, *, allow_duplicates: bool = Fa
 
 
 def _block_parts(fh, reader: "_Reader", block_bytes: int) -> Iterator[Run]:
-    """Each block's parts, the next block read meanwhile in a thread of its own (as json_run_stream's)."""
-    with closing(one_ahead(line_blocks(fh, block_bytes))) as blocks:
-        for block in blocks:
-            yield from reader.block(block)
+    for block in line_blocks(fh, block_bytes):
+        yield from reader.block(block)
 
 
 class _Reader:

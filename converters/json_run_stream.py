@@ -84,14 +84,12 @@ def read_stream(path: str | os.PathLike, *, allow_duplicates: bool = False,
 
 
 def _parts(fh, state: _State, block_bytes: int) -> Iterator[Run]:
-    """Each block's part (the work a worker thread does ahead of the scorer), the next block read meanwhile in
-    a thread of its own: reading was 12 ms of the worker's ~80 a block, and the worker is the pipeline's
-    longer step (bench/README.md, issue 22 round 4)."""
-    with closing(one_ahead(line_blocks(fh, block_bytes))) as blocks:
-        for block in chain([_head_block(blocks)], blocks):
-            part = _block_part(block, state)
-            if part is not None:
-                yield part
+    """Each block's part (the work a worker thread does ahead of the scorer)."""
+    blocks = line_blocks(fh, block_bytes)
+    for block in chain([_head_block(blocks)], blocks):
+        part = _block_part(block, state)
+        if part is not None:
+            yield part
 
 
 def _head_block(blocks: Iterator[Block]) -> Block:
