@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from trec_bridge.model import RUN_SCHEMA, Run
-from trec_bridge.ordering import pair_keys_of_blocks
+from trec_bridge.ordering import any_equal, pair_keys_of_blocks
 
 from . import json_run
 from . import strict_json as sj
@@ -138,8 +138,7 @@ def _huge(scores: list) -> bool:
 
 def _may_repeat(keys: np.ndarray) -> bool:
     """Whether a document may be listed twice in a query: equal 64-bit hashes of (query, document)."""
-    keys = np.sort(keys)
-    return bool((keys[1:] == keys[:-1]).any())
+    return any_equal(keys)
 
 
 def _where(out: list, k: int) -> tuple:

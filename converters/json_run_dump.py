@@ -26,7 +26,8 @@ import polars as pl
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write
 from trec_bridge.model import QueryNotContiguous, Run
-from trec_bridge.ordering import pair_keys_of_blocks
+from trec_bridge.ordering import any_equal, pair_keys_of_blocks
+from trec_bridge.writeback import Writeback
 
 from . import json_run
 from . import strict_json as sj
@@ -96,8 +97,7 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
         raise _Doubt("ranks")
     if run.unique_checked and frame is run.frame:  # the reader refused a repeat in this very frame
         return
-    keys = np.sort(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs))
-    if (keys[1:] == keys[:-1]).any():
+    if any_equal(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs)):
         raise _Doubt("a document may be listed twice")
 
 
@@ -210,13 +210,14 @@ def _stream(parts: Iterator[Run], fh, dataset: tuple[str, str | None], lines: bo
     each on its own part: ordering (the TREC reader's, in ``_rendered``'s feeder), checks and text
     (``_rendered``), writing (here).  The caller's thread did the three in turn and was the whole command's
     longer step (it waited for the parser 0.45 of 10 s)."""
-    tail = None
+    tail, writeback = None, Writeback(fh)
     with closing(_rendered(parts, dataset, lines)) as rendered, closing(one_ahead(rendered)) as ahead:
         for part, height, ends, pieces in ahead:
             if tail is None:
                 head, tail = ends
                 fh.write(head)
             fh.writelines(pieces)
+            writeback.after_part()
             done.queries += len(part.queries)
             done.documents += height
             done.orders.extend(part.order or ())

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from trec_bridge.errors import InvalidInput
 from trec_bridge.model import QueryNotContiguous, Run
 from trec_bridge.outputs import atomic_write
+from trec_bridge.writeback import Writeback
 
 from . import sidecar as _sidecar
 from .trec_run import DEFAULT_TAG, ScoreMode, TrecWriteInfo, check_writable_ids, choose_scores, ordered_frame, \
@@ -53,10 +54,11 @@ def _write(parts: Iterator[Run], fh, target: str, scores: ScoreMode, done: Writt
     """The parts' lines written in order; making a part's frame (the JSON reader's, in ``_texts``' feeder),
     its checks and text (``_texts``) and writing (here) each in its own thread, one part ahead, as
     json_run_dump writes JSON: the caller's thread did them in turn and was the longer step."""
-    info = done.info
+    info, writeback = done.info, Writeback(fh)
     with closing(_texts(parts, target, scores)) as texts, closing(one_ahead(texts)) as ahead:
         for part, frame, choice, text in ahead:
             fh.write(text.getbuffer())
+            writeback.after_part()
             done.lines += frame.height
             done.order_source = part.order_source
             ranked = set(frame.get_column("query_id").unique().to_list())

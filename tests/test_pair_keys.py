@@ -10,7 +10,10 @@ import random
 import numpy as np
 import polars as pl
 
-from trec_bridge.ordering import pair_keys, pair_keys_of_blocks
+import pytest
+
+from trec_bridge import ordering
+from trec_bridge.ordering import any_equal, pair_keys, pair_keys_of_blocks, sorted_keys
 
 
 def test_keys_of_blocks_equal_keys_of_rows():
@@ -92,3 +95,18 @@ def test_keys_repeat_settles_equal_top_halves_on_the_whole_keys():
         assert not keys_repeat(keys, starts)
         keys[2] = keys[1]
         assert keys_repeat(keys, starts)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, ordering.SORT_IN_POLARS - 1, ordering.SORT_IN_POLARS, 50_000])
+def test_sorted_keys_are_numpys_sort_on_both_sides_of_the_polars_threshold(n):
+    """The duplicate screens and the rank search read the keys sorted: polars' sort above the threshold must
+    give numpy's values exactly (the top bit set, equal neighbours, the extremes included)."""
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 2 ** 64 - 1, n, dtype=np.uint64, endpoint=True)
+    if n > 2:
+        keys[: n // 3] = keys[n // 3: 2 * (n // 3)]  # a third repeated
+        keys[0], keys[-1] = np.uint64(2 ** 64 - 1), np.uint64(0)
+    ordered = sorted_keys(keys)
+    assert ordered.dtype == np.uint64 and np.array_equal(ordered, np.sort(keys))
+    assert any_equal(keys) is (n > 2)
+    assert any_equal(np.unique(keys)) is False  # distinct keys, however many

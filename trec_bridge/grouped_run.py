@@ -32,7 +32,7 @@ import polars as pl
 
 from . import memory_guard
 from .model import QueryOrders
-from .ordering import as_float32, rows_of_misordered_queries, search_in_order
+from .ordering import as_float32, rows_of_misordered_queries, search_in_order, sorted_keys
 from .policy import Ordering
 from .scorer import Judgments, Prepared, RunSummary
 from .validate import RunChecks
@@ -111,7 +111,7 @@ def judged_ranks(grouped: GroupedRows, lengths: np.ndarray, key: np.ndarray, doc
     packed = _ascending_bits(key)
     packed >>= np.uint64(bits)
     packed |= grouped.qidx.astype(np.uint64) << np.uint64(64 - bits)
-    ordered = np.sort(packed)
+    ordered = sorted_keys(packed)
     ends = grouped.starts + lengths
     at = packed[rows]
     above = ends[grouped.qidx[rows]] - search_in_order(ordered, at, "right")  # the rows with a greater packed key

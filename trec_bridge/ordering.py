@@ -96,6 +96,25 @@ def _repeat_in_groups(values: np.ndarray, starts: np.ndarray, owned: bool) -> bo
     return bool((ordered[1:] == ordered[:-1]).any())
 
 
+SORT_IN_POLARS = 4096  # keys from which polars' one-thread sort beats np.sort (W1's 395,000: 6.4 against 19 CPU-ms)
+
+
+def sorted_keys(keys: np.ndarray) -> np.ndarray:
+    """``np.sort(keys)`` of 64-bit keys, the same values: polars' one-thread sort of integers (a radix sort) for a
+    large array, about a third of numpy's CPU time; on the caller's thread, as the sort it replaces was."""
+    if len(keys) < SORT_IN_POLARS:
+        return np.sort(keys)
+    import polars as pl
+
+    return pl.Series(keys).sort(multithreaded=False).to_numpy()
+
+
+def any_equal(keys: np.ndarray) -> bool:
+    """Whether two of the keys are equal (a document possibly listed twice in a query, for pair keys)."""
+    ordered = sorted_keys(keys)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
 def search_in_order(ordered: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:
     """``np.searchsorted(ordered, values, side)``, the values searched in ascending order: the searches then walk
     ``ordered`` forwards instead of jumping across it for each value (measured 2.1 against 3.8 ms for 30,000
