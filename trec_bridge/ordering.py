@@ -70,7 +70,7 @@ def _repeat_in_groups(values: np.ndarray, starts: np.ndarray, owned: bool) -> bo
 
     The groups of the most common length (a top-k run: all of them) are the rows of one 2-D array, whose short
     sorts stay in cache; the rest are sorted together by polars on one thread (10 ms for 524,288 keys, numpy 28),
-    where an equal value of two groups is only a false alarm.
+    where an equal value of two groups is only a false alarm (``any_equal``).
     """
     n = len(values)
     lengths = np.diff(np.append(starts, n))
@@ -88,12 +88,7 @@ def _repeat_in_groups(values: np.ndarray, starts: np.ndarray, owned: bool) -> bo
         if square.all():
             return False
         values = values[np.repeat(~square, lengths)]
-    if len(values) < 2:
-        return False
-    import polars as pl
-
-    ordered = pl.Series(values).sort(multithreaded=False).to_numpy()
-    return bool((ordered[1:] == ordered[:-1]).any())
+    return any_equal(values)
 
 
 SORT_IN_POLARS = 4096  # keys from which polars' one-thread sort beats np.sort (W1's 395,000: 6.4 against 19 CPU-ms)
