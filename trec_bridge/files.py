@@ -2,8 +2,8 @@
 
 Every reader goes through ``read_input_bytes`` so that a missing file, a
 directory, a truncated gzip or an unreadable file gives the same error codes
-everywhere.  Writing lives in ``trec_bridge.outputs`` (``atomic_write`` is
-re-exported here for the callers that import it from this module, imported when first asked for).
+everywhere.  Writing lives in ``trec_bridge.outputs`` (``atomic_write`` here hands on to
+it at each call, for the callers that import it from this module).
 pathlib, outputs and the progress line are imported where used: ``score`` on small plain files reads its
 inputs without them (cli/quick.py).
 """
@@ -21,21 +21,18 @@ if TYPE_CHECKING:  # hashlib (OpenSSL's set-up), gzip and threading are imported
     import threading
     from pathlib import Path
 
-    from .outputs import atomic_write  # noqa: F401
-
 GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 4096  # bytes read first, to tell the kind of file before loading it
 _BLOCK = 1 << 24  # pipes and devices are read in blocks of 16 MiB, gzip content comes out in such blocks
 _GZ_READ = 1 << 20  # compressed bytes read at a time
 
 
-def __getattr__(name: str):
-    """``atomic_write``, re-exported from outputs when first imported from here."""
-    if name == "atomic_write":
-        from .outputs import atomic_write
+def atomic_write(path, content, **options) -> None:
+    """``outputs.atomic_write``, looked up at each call: a module that imported this name once keeps writing
+    through whatever ``outputs.atomic_write`` is (a test's spy ends with the test)."""
+    from . import outputs
 
-        return atomic_write
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    outputs.atomic_write(path, content, **options)
 
 
 def _gunzip_head(head: bytes) -> bytes:
