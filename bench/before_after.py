@@ -43,6 +43,9 @@ def commands(tool: str, exe: str, work: Path, out: Path) -> tuple[list[str], Pat
     if tool == "convert-trec":
         return [exe, "convert", "run", str(work / "W1.run.json"), str(out / "back.trec"), "--no-sidecar"], \
             out / "back.trec"
+    if tool == "convert-trec-sidecar":  # the default: the TREC file and its sidecar (the TREC bytes compared)
+        return [exe, "convert", "run", str(work / "W1.run.json"), str(out / "back-sidecar.trec")], \
+            out / "back-sidecar.trec"
     raise SystemExit(f"unknown tool {tool!r}")
 
 

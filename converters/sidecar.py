@@ -38,7 +38,18 @@ def sidecar_path(path: str | os.PathLike) -> Path:
 def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: str,
                        synthetic: list[str]) -> dict:
     """The manifest for ``run`` written as ``frame`` (ordered, rank 1..n) to a file with this hash."""
-    counts = dict(frame.group_by("query_id").len().iter_rows()) if frame.height else {}
+    unscored, original = synthetic_originals(frame, synthetic)
+    return run_manifest(run, document_counts(frame), unscored, original, trec_name, sha256)
+
+
+def document_counts(frame: pl.DataFrame) -> dict[str, int]:
+    """Query ID -> its rows in ``frame``."""
+    return dict(frame.group_by("query_id").len().iter_rows()) if frame.height else {}
+
+
+def synthetic_originals(frame: pl.DataFrame, synthetic: list[str]) -> tuple[list[str], dict[str, list]]:
+    """The queries written with scores n..1 that had no score at all, and the own scores of the others (in the
+    frame's order): what the manifest keeps of them."""
     unscored, original = [], {}
     if synthetic:
         import polars as pl
@@ -50,6 +61,13 @@ def build_run_manifest(run: Run, frame: pl.DataFrame, trec_name: str, sha256: st
                 unscored.append(qid)
             else:
                 original[qid] = scores.to_list()
+    return unscored, original
+
+
+def run_manifest(run: Run, counts: dict[str, int], unscored: list[str], original: dict[str, list], trec_name: str,
+                 sha256: str) -> dict:
+    """The manifest of ``run`` (its queries, IDs, failures, metadata and order; ``run.frame`` is not read), given
+    its documents per query and what ``synthetic_originals`` found, for a TREC file with this hash."""
     return {
         "format": FORMAT,
         "version": VERSION,

@@ -400,11 +400,17 @@ def write_trec_run(run: Run, path: str | os.PathLike, sidecar: bool = True,
 
 def trec_lines(frame: pl.DataFrame, choice: ChosenScores, tag: str) -> io.BytesIO:
     """The TREC lines of an ordered frame: ``qid Q0 doc rank score tag``, with the chosen scores."""
+    buf = io.BytesIO()
+    write_trec_lines(frame, choice, tag, buf)
+    return buf
+
+
+def write_trec_lines(frame: pl.DataFrame, choice: ChosenScores, tag: str, buffer) -> None:
+    """``trec_lines`` written to ``buffer`` (anything with ``write``: a file the outputs module opened) as polars
+    makes them, without a copy of the text."""
     lines = frame.select(pl.col("query_id"), pl.lit("Q0").alias("q0"), pl.col("doc_id"), pl.col("rank"),
                          score_column(choice), pl.lit(tag).alias("tag"))
-    buf = io.BytesIO()
-    lines.write_csv(buf, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
-    return buf
+    lines.write_csv(buffer, separator=" ", include_header=False, quote_style="never", line_terminator="\n")
 
 
 def ordered_frame(run: Run) -> pl.DataFrame:

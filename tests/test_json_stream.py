@@ -277,6 +277,78 @@ def test_json_written_as_trec_part_by_part_is_the_whole_writers_bytes(tmp_path):
     assert "1 empty and 1 failed queries" in err
 
 
+# q3 unscored, q7 tied (both written n..1, their scores kept in the sidecar), q4 empty, q6 failed, metadata
+WITH_SIDECAR = {**RUN, "rankings": {**RUN["rankings"], "q7": [{"doc_id": "t1", "score": 1.5},
+                                                             {"doc_id": "t2", "score": 1.5}]}}
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_json_written_as_trec_with_its_sidecar_part_by_part_is_the_whole_writers_bytes(tmp_path, monkeypatch, suffix):
+    """The default convert (with a sidecar) streams too: the TREC file and the sidecar are byte for byte the
+    whole-run writer's, for every part size, and the sidecar reads the run back as it was."""
+    source = tmp_path / f"r{suffix}"
+    whole_run = json_run.document_to_run(WITH_SIDECAR, None)
+    if suffix == ".jsonl":
+        json_run_lines.dump_run_lines(whole_run, source)
+    else:
+        source.write_text(_written(WITH_SIDECAR))
+    (tmp_path / "whole").mkdir()
+    whole = tmp_path / "whole" / "out.trec"
+    write_trec_run(whole_run, whole, sidecar=True)
+    from converters.trec_run_write_parts import write_trec_run_parts
+    for block_bytes in (64, 1 << 20):
+        folder = tmp_path / f"b{block_bytes}"
+        folder.mkdir()
+        parts = (json_run_lines.read_run_lines_parts(source, block_bytes=block_bytes) if suffix == ".jsonl"
+                 else json_run_fast.read_run_parts_fast(source, part_bytes=block_bytes))
+        done = write_trec_run_parts(parts, folder / "out.trec", sidecar=True)
+        assert done is not None and done.lines == 48 and done.info.sidecar == str(folder / "out.trec.manifest.json")
+        assert (folder / "out.trec").read_bytes() == whole.read_bytes()
+        assert (folder / "out.trec.manifest.json").read_bytes() == (tmp_path / "whole" / "out.trec.manifest.json"
+                                                                    ).read_bytes()
+        assert sorted(done.info.synthetic_queries) == ["q3", "q7"]
+    calls = []
+    real = write_trec_run_parts
+    import converters.trec_run_write_parts as wp
+    monkeypatch.setattr(wp, "write_trec_run_parts", lambda *a, **k: calls.append(k) or real(*a, **k))
+    (tmp_path / "cli").mkdir()
+    code, _, err = run_cli("convert", "run", source, tmp_path / "cli" / "out.trec")
+    assert code == 0 and calls and calls[0]["sidecar"] is True and "out.trec.manifest.json" in err
+    for name in ("out.trec", "out.trec.manifest.json"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+    back = read_trec_run(tmp_path / "cli" / "out.trec")  # the sidecar restores what TREC cannot hold
+    assert back.queries == whole_run.queries and back.failures == whole_run.failures
+    assert back.own_scores().to_list() == whole_run.own_frame().get_column("score").to_list()
+
+
+def test_the_streamed_sidecar_is_renamed_before_the_trec_file(tmp_path, monkeypatch):
+    """A kill between the two renames must leave a sidecar naming the new bytes beside the old file (refused on
+    reading), never the new file without its sidecar: the sidecar, written second, is renamed first."""
+    import os as _os
+
+    source = tmp_path / "r.json"
+    source.write_text(_written(WITH_SIDECAR))
+    out = tmp_path / "out.trec"
+    renamed = []
+    real = _os.replace
+    monkeypatch.setattr(_os, "replace", lambda a, b: renamed.append(str(b)) or real(a, b))
+    code, _, _ = run_cli("convert", "run", source, out)
+    assert code == 0
+    assert [p for p in renamed if p.startswith(str(out))] == [str(out) + ".manifest.json", str(out)]
+
+
+def test_no_sidecar_streamed_removes_a_stale_sidecar(tmp_path):
+    """--no-sidecar over a file that had one: the streamed writer removes the old sidecar with the new file (it
+    would not match the new bytes), as the whole-run writer does."""
+    source = tmp_path / "r.json"
+    source.write_text(_written(WITH_SIDECAR))
+    out = tmp_path / "out.trec"
+    assert run_cli("convert", "run", source, out)[0] == 0 and (tmp_path / "out.trec.manifest.json").exists()
+    code, _, err = run_cli("convert", "run", source, out, "--no-sidecar")
+    assert code == 0 and not (tmp_path / "out.trec.manifest.json").exists()
+    assert "1 empty and 1 failed queries" in err
+
+
 def test_a_refused_part_leaves_the_refusal_to_the_whole_writer(tmp_path):
     """An ID JSON cannot hold (a tab is not a TREC separator... but a bare control character is refused by the
     JSON writer): the streamed writer writes nothing and the whole-run path gives its own message."""

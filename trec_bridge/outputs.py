@@ -34,7 +34,7 @@ import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from .errors import TrecBridgeError, UsageError
 
@@ -396,12 +396,19 @@ def session(declared: Declared | None = None) -> Iterator[Outputs]:
 
 
 def write_files(items: Iterable[tuple[object, Content]], mode: int | None = None,
-                then_remove: Iterable = ()) -> None:
-    """Write every (path, content) or none of them, renamed into place in the given order; then delete
-    ``then_remove`` (a stale sidecar) with them."""
+                then_remove: Iterable = (), rename_order: Sequence[int] | None = None) -> None:
+    """Write every (path, content) or none of them, in the given order, renamed into place in that order or in
+    ``rename_order`` (indices into ``items``: a sidecar that hashes the file written before it is renamed
+    first); then delete ``then_remove`` (a stale sidecar) with them."""
     def stage(outputs: Outputs) -> None:
+        start = len(outputs._ops)
         for path, content in items:
             outputs.stage(path, content, mode)
+        if rename_order is not None:
+            staged = outputs._ops[start:]
+            if sorted(rename_order) != list(range(len(staged))):
+                raise ValueError(f"rename_order {list(rename_order)} is not an order of the {len(staged)} files")
+            outputs._ops[start:] = [staged[i] for i in rename_order]
         for path in then_remove:
             outputs.stage_removal(path)
 

@@ -225,17 +225,16 @@ def _convert_run(args) -> int:
 
 
 def _streamed_to_trec(args) -> bool:
-    """A JSON run written as TREC part by part, in bounded memory (without sidecar: a sidecar hashes the whole
-    file); False (nothing written) where the whole-run path decides: a sidecar, gzip, ranx's layout, an error."""
+    """A JSON run written as TREC (and its sidecar) part by part, in bounded memory; False (nothing written)
+    where the whole-run path decides: gzip, ranx's layout, an error."""
     from converters.detect import is_run_lines
     from converters.json_run_fast import read_run_parts_fast
     from converters.json_run_lines import read_run_lines_parts
     from converters.trec_run_write_parts import write_trec_run_parts
 
-    if not getattr(args, "no_sidecar", False):
-        return False
     parts = read_run_lines_parts(args.input) if is_run_lines(args.input) else read_run_parts_fast(args.input)
-    done = None if parts is None else write_trec_run_parts(parts, args.output, scores=args.scores or "auto")
+    done = None if parts is None else write_trec_run_parts(parts, args.output, scores=args.scores or "auto",
+                                                           sidecar=not args.no_sidecar)
     if done is None:
         return False
     _trec_notes(args, done.info, done.lines, done.order_source)
