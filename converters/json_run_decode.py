@@ -154,11 +154,16 @@ def join_parts(parts: list[Run]) -> Run:
     them: the first of a run document, the last of a JSON Lines file, which learns its failures and timing last)."""
     if len(parts) == 1:
         return parts[0]
+    return Run(frame=pl.concat([p.frame for p in parts], rechunk=True), **joined_fields(parts))
+
+
+def joined_fields(parts: list[Run]) -> dict:
+    """Everything but the frame of the Run ``join_parts`` makes of these parts (the TREC writer's sidecar, which
+    keeps no frame, joins the parts' shells so)."""
     first = parts[0]
-    frame = pl.concat([p.frame for p in parts], rechunk=True)
-    metadata = {k: v for p in parts for k, v in p.metadata.items()}
-    return Run(frame=frame, queries=tuple(q for p in parts for q in p.queries),
-               failures={q: r for p in parts for q, r in p.failures.items()},
-               run_id=first.run_id, dataset_id=first.dataset_id, dataset_version=first.dataset_version,
-               metadata=metadata, order=None, order_source=first.order_source, source=first.source,
-               unique_checked=first.unique_checked)
+    return dict(queries=tuple(q for p in parts for q in p.queries),
+                failures={q: r for p in parts for q, r in p.failures.items()},
+                run_id=first.run_id, dataset_id=first.dataset_id, dataset_version=first.dataset_version,
+                metadata={k: v for p in parts for k, v in p.metadata.items()},
+                order=first.order if len(parts) == 1 else None, order_source=first.order_source,
+                source=first.source, unique_checked=first.unique_checked)

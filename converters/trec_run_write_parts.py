@@ -26,6 +26,7 @@ from trec_bridge.outputs import write_files
 from trec_bridge.writeback import Writeback
 
 from . import sidecar as _sidecar
+from .json_run_decode import joined_fields
 from .trec_run import DEFAULT_TAG, ScoreMode, TrecWriteInfo, check_writable_ids, choose_scores, ordered_frame, \
     write_trec_lines
 from .trec_run_parts import one_ahead
@@ -62,14 +63,7 @@ class _Kept:
 
     def run(self) -> Run:
         """The run's shell as ``join_parts`` makes it of the parts (its failures, metadata, IDs and order)."""
-        if len(self.parts) == 1:
-            return self.parts[0]
-        first = self.parts[0]
-        return Run(frame=None, queries=tuple(q for p in self.parts for q in p.queries),
-                   failures={q: r for p in self.parts for q, r in p.failures.items()},
-                   run_id=first.run_id, dataset_id=first.dataset_id, dataset_version=first.dataset_version,
-                   metadata={k: v for p in self.parts for k, v in p.metadata.items()}, order=None,
-                   order_source=first.order_source)
+        return Run(frame=None, **joined_fields(self.parts))
 
 
 class _Hashed:
