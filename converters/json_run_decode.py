@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from trec_bridge.model import RUN_SCHEMA, Run
-from trec_bridge.ordering import any_equal, pair_keys_of_blocks
+from trec_bridge.ordering import keys_repeat, pair_keys_of_blocks
 
 from . import json_run
 from . import strict_json as sj
@@ -118,13 +118,13 @@ def columns_part(queries: list[str], counts: np.ndarray, docs: pl.Series, scores
                           "rank": np.arange(1, len(docs) + 1, dtype=np.int64) - np.repeat(starts, counts)},
                          schema=RUN_SCHEMA)
     keys = pair_keys_of_blocks(query_ids, counts, docs)
-    if not allow_duplicates and _may_repeat(keys):
+    ranked = np.flatnonzero(counts)  # the scorer's query blocks and pair keys, as the TREC reader hands them over
+    if not allow_duplicates and keys_repeat(keys, starts[ranked]):  # a part's queries are distinct: one block each
         json_run._check_duplicates(frame, file)
     run = Run(frame=frame, queries=tuple(queries), failures=shell.failures if first else {},
               run_id=shell.run_id, dataset_id=shell.dataset_id, dataset_version=shell.dataset_version,
               metadata=shell.metadata, order=None, order_source=shell.order_source, source=file,
               unique_checked=not allow_duplicates)
-    ranked = np.flatnonzero(counts)  # the scorer's query blocks and pair keys, as the TREC reader hands them over
     run.remember_blocks(starts[ranked], [queries[i] for i in ranked])
     run.remember_pair_keys(keys)
     return run
@@ -134,11 +134,6 @@ def _huge(scores: list) -> bool:
     """A score of 2**63 or more: msgspec reads an integer literal beyond int64 as a float, which the exact
     reader refuses, so that query goes to the exact parser (a float literal that large passes there too)."""
     return bool(scores) and max(max(scores), -min(scores)) >= INT64_LIMIT
-
-
-def _may_repeat(keys: np.ndarray) -> bool:
-    """Whether a document may be listed twice in a query: equal 64-bit hashes of (query, document)."""
-    return any_equal(keys)
 
 
 def _where(out: list, k: int) -> tuple:

@@ -26,7 +26,7 @@ import polars as pl
 from trec_bridge.errors import InvalidInput
 from trec_bridge.files import atomic_write
 from trec_bridge.model import QueryNotContiguous, Run
-from trec_bridge.ordering import any_equal, pair_keys_of_blocks
+from trec_bridge.ordering import keys_repeat, pair_keys_of_blocks
 from trec_bridge.writeback import Writeback
 
 from . import json_run
@@ -97,7 +97,7 @@ def _check(run: Run, frame: pl.DataFrame) -> None:
         raise _Doubt("ranks")
     if run.unique_checked and frame is run.frame:  # the reader refused a repeat in this very frame
         return
-    if any_equal(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs)):
+    if keys_repeat(pair_keys_of_blocks(pl.Series(queries, dtype=pl.String), counts, docs), starts):  # one block a query
         raise _Doubt("a document may be listed twice")
 
 
