@@ -122,7 +122,7 @@ def _write(parts: Iterator[Run], fh, target: str, scores: ScoreMode, done: Writt
         for part, frame, choice in ahead:
             done.lines += frame.height
             done.order_source = part.order_source
-            ranked = set(frame.get_column("query_id").unique().to_list())
+            ranked = set(choice.ranked)
             info.synthetic_queries += list(choice.synthetic)
             info.synthetic_reasons.update(choice.synthetic)
             info.kept_as_tools_read.update(choice.kept)
