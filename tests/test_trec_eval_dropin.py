@@ -67,7 +67,7 @@ def test_no_summary(files):
     assert (code, out) == (0, "")
 
 
-@pytest.mark.parametrize("option", [["-Z", "zscores"], ["-N", "100"], ["-R", "prefs"], ["-D", "1"], ["-v"], ["-o"]])
+@pytest.mark.parametrize("option", [["-N", "100"], ["-R", "prefs"], ["-D", "1"], ["-v"], ["-o"]])
 def test_unsupported_options_print_trec_evals_usage(files, option):
     code, out, err = drop_in([*option, *files])
     assert (code, out) == (1, "")

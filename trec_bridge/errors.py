@@ -77,6 +77,8 @@ ERROR_CODES: dict[str, str] = {
     "E_DATASET_THRESHOLD": "a relevance threshold below 1 or above the highest declared grade",
     "E_QUERY_SET_EMPTY": "no query is left after selecting the split",
     "E_QUERY_FILE": "a query-ID file is malformed",
+    "E_ZSCORES": "a trec_eval -Z z-scores file with a line that is not 'qid measure mean stddev', two lines for one "
+                 "query and measure, or a mean or deviation that is not finite",
     # run against dataset
     "E_RUN_UNKNOWN_QUERY": "a run query outside the selected query set",
     "E_RUN_UNKNOWN_DOC": "a run document outside the listed corpus",

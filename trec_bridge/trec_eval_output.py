@@ -7,12 +7,15 @@ measures print integers (``%ld``: the counts) and which print no per-query
 line (``runid``, ``num_q``, ``gm_map``, ``gm_bpref``), the line format
 ``%-22s\\t%s\\t%6.4f``, queries in ``strcmp`` order of their IDs
 (get_trec_results.c sorts the lines), the run ID of the file's last line,
-and the ``relstring`` label (m_relstring.c).  Which measures a ``-m`` name
+and the ``relstring`` label (m_relstring.c); with -Z, the ``Z`` lines and
+each summary rule applied to z-scores (meas_avg.c; the conversion itself is
+trec_eval_zscores.py).  Which measures a ``-m`` name
 computes, and how each is printed, is the families' own declaration
 (``measures.trec_names``): a family added later is printed with no change here.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +24,7 @@ from .errors import InvalidInput, UsageError
 from .measures.base import Measure, Ranking
 from .measures.trec_names import registered
 from .messages import quote
+from .trec_eval_zscores import ZScores, c_fixed
 
 # te_trec_measures (measures.c) up to the preference measures, which need another judgments format
 TABLE = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
@@ -106,8 +110,11 @@ def measures_of(printed: list[Printed]) -> list[Measure]:
     return list(dict.fromkeys(m for p in printed for _, m in p.lines))
 
 
-def line(name: str, qid: str, value, count: bool) -> str:
-    """One line as trec_eval prints it: ``%-22s\\t%s\\t%6.4f`` (``%ld`` of the truncated value for a count)."""
+def line(name: str, qid: str, value, count: bool, z: bool = False) -> str:
+    """One line as trec_eval prints it: ``%-22s\\t%s\\t%6.4f`` (``%ld`` of the truncated value for a count);
+    with -Z (``z``) every value is ``Z%-22s\\t%s\\t%6.4f``, counts too (meas_print_single.c, meas_print_final.c)."""
+    if z:
+        return f"Z{name:<22}\t{qid}\t{c_fixed(value)}\n"
     shown = str(int(value)) if count else f"{value:6.4f}"
     return f"{name:<22}\t{qid}\t{shown}\n"
 
@@ -132,26 +139,61 @@ def relstring_length(params: str | None) -> int:
         raise UsageError("E_MEASURE_PARAM", f"-m relstring.{params}: the length is not a number") from None
 
 
-def render(printed: list[Printed], result, prepared, policy, tag: str, *, per_query: bool, summary: bool) -> str:
+def render(printed: list[Printed], result, prepared, policy, tag: str, *, per_query: bool, summary: bool,
+           zscores: ZScores | None = None, complete: bool = False) -> str:
     """trec_eval's standard output: with ``per_query``, each evaluated query's lines (queries in strcmp order,
-    measures in table order), then with ``summary`` the ``all`` lines."""
+    measures in table order), then with ``summary`` the ``all`` lines; with ``zscores`` (-Z) the values as z-scores
+    and their summary (``_z_summary``); ``complete``: -c."""
     out: list[str] = []
     if per_query:
-        out += _per_query_lines(printed, result, prepared, policy)
+        out += _per_query_lines(printed, result, prepared, policy, zscores)
     if summary:
         for p in printed:
             if p.name == "runid":
                 out.append(f"{'runid':<22}\tall\t{tag}\n")
-            out += [line(name, "all", result.means[str(m)].value or 0.0, p.name in COUNTS) for name, m in p.lines]
+            for name, m in p.lines:
+                value = result.means[str(m)].value or 0.0
+                if zscores is not None:
+                    value = _z_summary(p.name, name, m, value, result, zscores, complete)
+                out.append(line(name, "all", value, p.name in COUNTS, zscores is not None))
     return "".join(out)
 
 
-def _per_query_lines(printed: list[Printed], result, prepared, policy) -> list[str]:
+def _evaluated(result) -> list:
+    """The queries trec_eval evaluates (results and judgments both), in its order: strcmp of the IDs."""
+    return sorted((q for q in result.queries if q.status != "missing"), key=lambda q: q.query_id.encode())
+
+
+def _z_summary(table_name: str, name: str, m: Measure, value: float, result, zscores: ZScores,
+               complete: bool) -> float:
+    """The ``all`` figure of a measure under -Z: the evaluated queries' z-scores summed in trec_eval's order
+    (trec_eval.c), then its calc_avg rule (meas_avg.c): divided by the queries averaged over (the judged queries
+    with -c), left a sum for a count, or exp of the mean for gm_map and gm_bpref (a query -c adds counts as
+    log(1e-5)).  num_q's figure is the number of queries, and num_rel's with -c the judgments counted anew
+    (m_num_q.c, m_num_rel.c): ``value``, as without -Z."""
+    from .measures.base import FAMILIES, GMEAN_FLOOR
+
+    if table_name == "num_q" or (table_name == "num_rel" and complete):
+        return value
+    evaluated = _evaluated(result)
+    total = 0.0
+    for q in evaluated:  # one addition after another, as C sums (not math.fsum, not sum()'s compensation)
+        total += zscores.convert(q.query_id, name, q.values[str(m)] or 0.0)
+    queries = len(result.queries) if complete else len(evaluated)
+    aggregate = FAMILIES[m.family].aggregate
+    if aggregate == "sum" or not queries:
+        return total
+    if aggregate == "gmean":
+        return math.exp((total + (queries - len(evaluated)) * math.log(GMEAN_FLOOR)) / queries)
+    return total / queries
+
+
+def _per_query_lines(printed: list[Printed], result, prepared, policy, zscores: ZScores | None) -> list[str]:
     from .ranking import query_index
     from .scorer import policy_ranking
 
     queries = list(result.queries)
-    evaluated = sorted((q for q in queries if q.status != "missing"), key=lambda q: q.query_id.encode())
+    evaluated = _evaluated(result)
     strings = None
     relstring_wanted = [p for p in printed if p.name == "relstring"]
     if relstring_wanted:
@@ -167,8 +209,14 @@ def _per_query_lines(printed: list[Printed], result, prepared, policy) -> list[s
                 name = "relstring" if p.params is None else f"relstring_{p.params}"
                 out.append(f"{name:<22}\t{q.query_id}\t'{strings[q.query_id]}'\n")
             elif p.name not in SUMMARY_ONLY:
-                out += [line(name, q.query_id, q.values[str(m)] or 0.0, p.name in COUNTS) for name, m in p.lines]
+                out += [line(name, q.query_id, _shown(q, name, m, zscores), p.name in COUNTS, zscores is not None)
+                        for name, m in p.lines]
     return out
+
+
+def _shown(q, name: str, m: Measure, zscores: ZScores | None) -> float:
+    value = q.values[str(m)] or 0.0
+    return value if zscores is None else zscores.convert(q.query_id, name, value)
 
 
 def at_level(printed: list[Printed], level: int) -> list[Printed]:

@@ -3,8 +3,8 @@
 Every expected-output file of shared/data/trec_eval_test/v9.0.4 (the command
 lines of test_trec_eval_suite.FILES, as the Makefile runs them) is covered:
 
-* commands with an option the drop-in does not take (-R prefs, -R qrels_jg,
-  -Z) must be refused with trec_eval's usage text and a line naming the option;
+* commands with an option the drop-in does not take (-R prefs, -R qrels_jg)
+  must be refused with trec_eval's usage text and a line naming the option;
 * every other command is run by the drop-in and by the binary with its -m
   options cut to the names whose families are registered, with and without
   -q and -c, and the outputs must be equal byte for byte;
@@ -20,7 +20,7 @@ import pytest
 from tests.integration.dropin_support import binary_output, drop_in, missing_names, restricted
 from tests.integration.test_trec_eval_suite import FILES
 
-REFUSED_OPTIONS = ("-R", "-Z")  # preference / judgment-group formats and z-scores
+REFUSED_OPTIONS = ("-R",)  # preference / judgment-group formats
 
 
 def argv_of(cmd) -> list[str]:
@@ -32,8 +32,12 @@ def refused_option(argv: list[str]) -> str | None:
 
 
 def absolute(argv: list[str], folder) -> list[str]:
-    """The command's two file arguments made absolute (the drop-in runs in the test's folder)."""
-    return argv[:-2] + [str(folder / argv[-2]), str(folder / argv[-1])]
+    """The command's file arguments (the two last, and -Z's) made absolute (the drop-in runs in the test's folder)."""
+    out = list(argv[:-2])
+    for i in range(len(out) - 1):
+        if out[i] == "-Z":
+            out[i + 1] = str(folder / out[i + 1])
+    return out + [str(folder / argv[-2]), str(folder / argv[-1])]
 
 
 def with_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:

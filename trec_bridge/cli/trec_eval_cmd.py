@@ -1,4 +1,4 @@
-"""`trec-bridge trec_eval [-q] [-c] [-n] [-l N] [-M N] [-J] [-m MEASURE]... QRELS RUN`: a drop-in for trec_eval 9.0.4.
+"""`trec-bridge trec_eval [-q] [-c] [-n] [-l N] [-M N] [-J] [-Z FILE] [-m MEASURE]... QRELS RUN`: a drop-in for trec_eval 9.0.4.
 
 Standard output is trec_eval's, byte for byte, for the options it shares
 (trec_bridge/trec_eval_output.py); the numbers come from the same scorer
@@ -21,12 +21,13 @@ HELP = """A drop-in for trec_eval 9.0.4: the same standard output, byte for byte
 
 Options as trec_eval's: -q per-query lines, -c average over every judged query
 (missing ones score 0), -n no summary, -l N relevance level, -M N keep each
-ranking's top N, -J judged documents only, -m MEASURE (repeatable; trec_eval
-names and parameters: -m map -m P.5,10 -m ndcg_cut.10, nicknames official
-(the default) and all_trec). The numbers come from trec-bridge's scorer under
---policy trec_eval (trec_eval_c with -c). Notes on the inputs go to standard
-error only. Options trec_eval has and this command does not (-D -N -R -T -o -Z
--v) exit 1 with trec_eval's usage text. See docs/trec_eval.md."""
+ranking's top N, -J judged documents only, -Z FILE each value as a z-score
+against FILE's 'qid measure mean stddev' lines, -m MEASURE (repeatable;
+trec_eval names and parameters: -m map -m P.5,10 -m ndcg_cut.10, nicknames
+official (the default) and all_trec). The numbers come from trec-bridge's
+scorer under --policy trec_eval (trec_eval_c with -c). Notes on the inputs go
+to standard error only. Options trec_eval has and this command does not (-D -N
+-R -T -o -v) exit 1 with trec_eval's usage text. See docs/trec_eval.md."""
 
 # trec_eval.c's usage text, printed (to stderr) before an option this command does not support
 TREC_EVAL_USAGE = """Usage: trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file
@@ -41,7 +42,6 @@ UNSUPPORTED = {
     "-N": ("num_docs", "the number of documents in the collection"),
     "-R": ("rel_format", "another judgments format"),
     "-T": ("results_format", "another results format"),
-    "-Z": ("zscores", "z-scores against a file of means"),
 }
 DEFAULT_FORMATS = {"rel_format": "qrels", "results_format": "trec_results"}  # -R qrels and -T trec_results: accepted
 
@@ -59,6 +59,8 @@ def add_parser(sub) -> None:
                    help="relevance level (default 1)")
     p.add_argument("-M", dest="depth", type=int_option("-M", 1), metavar="N", help="use each ranking's top N only")
     p.add_argument("-J", dest="judged_only", action="store_true", help="judged documents only")
+    p.add_argument("-Z", dest="zscores", metavar="FILE",
+                   help="each value as a z-score against FILE's 'qid measure mean stddev' lines")
     p.add_argument("-m", dest="measures", action="append", default=[], metavar="MEASURE",
                    help="measure, with trec_eval's parameters (repeatable; default: official)")
     for option, (dest, _) in UNSUPPORTED.items():
@@ -79,7 +81,7 @@ def io(args):
     """The two files trec_eval reads; it writes none."""
     from ..outputs import Declared
 
-    return Declared(inputs=[args.qrels, args.run])
+    return Declared(inputs=[args.qrels, args.run] + ([args.zscores] if args.zscores is not None else []))
 
 
 def refuse_unsupported(args) -> None:
@@ -92,7 +94,7 @@ def refuse_unsupported(args) -> None:
         option, what = given[0]
         sys.stderr.write(TREC_EVAL_USAGE)
         raise UsageError("E_USAGE", f"trec-bridge trec_eval does not support option {option} ({what}); supported: "
-                         "-q -c -n -l -M -J -m")
+                         "-q -c -n -l -M -J -Z -m")
 
 
 def run(args) -> int:
@@ -100,9 +102,11 @@ def run(args) -> int:
     from ..policy import TREC_EVAL, TREC_EVAL_C
     from ..scorer import evaluate
     from ..trec_eval_output import at_level, measures_of, printed_measures, render
+    from ..trec_eval_zscores import read_zscores
 
     refuse_unsupported(args)
     printed = printed_measures(args.measures)
+    zscores = read_zscores(args.zscores) if args.zscores is not None else None
     if args.level < 0:
         raise UsageError("E_POLICY_MEASURE", f"-l {args.level}: below 0, trec_eval counts retrieved documents that "
                          "are not judged as relevant (their value -1 passes the level); trec-bridge does not reproduce "
@@ -125,7 +129,7 @@ def run(args) -> int:
                            "with both results and relevance info\")", file=args.run)
     tag = _run_tag(args.run) if any(p.name == "runid" for p in printed) and not args.no_summary else ""
     sys.stdout.write(render(printed, result, prepared, policy, tag, per_query=args.per_query,
-                            summary=not args.no_summary))
+                            summary=not args.no_summary, zscores=zscores, complete=args.complete))
     _say(findings + _findings(result, prepared))
     return 0
 

@@ -2,7 +2,9 @@
 
 ir_measures has no such measure and "11pt_avg" is not a name a measure
 string can start with, hence AvgIPrec.  trec_eval's ``-m 11pt_avg.0.2,0.5,0.8``
-(other levels) is not offered.  Exact: the 11 fractions, each divided by 11.
+(other levels) is not offered.  Exact: the 11 fractions, each divided by 11;
+the double is trec_eval's, bit for bit (its sum from the top level down,
+divided by 11: a z-score against a deviation of 0 compares it exactly).
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ def avg_iprec(r: Ranking, m, ctx) -> Values:
     keep = num != 0
     order = np.argsort(query[keep], kind="stable")
     terms = Terms(query[keep][order], num[keep][order], den[keep][order])
-    value = np.bincount(terms.query, weights=terms.num / terms.den, minlength=r.n_queries)
-    return Values(value, terms)
+    total = np.zeros(r.n_queries)
+    for n, d in reversed(levels):  # m_11pt_avg.c's double: each level's n/d added from 1.0 down to 0.0, then / 11
+        total += n / d
+    return Values(total / len(levels), terms)
 
 
 def _to_measures(text: str | None) -> list:
