@@ -130,3 +130,23 @@ def test_level_zero_counts_grade_zero_and_negative_levels_are_refused(files):
     assert out.splitlines()[0] == lines(("P_5", "q1", "0.6000")).rstrip("\n")
     code, out, err = drop_in(["-l-1", "-m", "P.2", *files])
     assert (code, out) == (1, "") and "[E_POLICY_MEASURE]" in err
+
+
+@pytest.mark.parametrize("measure,printed", [
+    ("ndcg.1=3.0,2=9", "ndcg_1=3.0,2=9"), ("set_F.0.50", "set_F_0.50"), ("utility.2.0,-1,0,0", "utility_2.0,-1,0,0"),
+    ("G.1=2.0", "G_1=2.0"), ("Rndcg.1=3.0", "Rndcg_1=3.0"), ("ndcg_rel.1=1.0", "ndcg_rel_1=1.0"),
+    ("P.05", "P_5"),  # a cutoff is printed from its number (%ld), not as typed
+])
+def test_a_parameter_list_is_printed_as_typed(files, measure, printed):
+    """meas_init.c names a value of a float-parameter measure append_string(name, printable_params): the -m text
+    verbatim (ndcg.1=3.0 prints ndcg_1=3.0, though its gain is the number 3)."""
+    code, out, _ = drop_in(["-m", measure, *files])
+    assert code == 0 and out.split("\t")[0].rstrip() == printed
+
+
+@pytest.mark.needs_trec_eval
+def test_parameter_lists_as_typed_against_the_binary(files, trec_eval_binary):
+    argv = ["-q", "-m", "ndcg.1=3.0,2=9", "-m", "set_F.0.50", "-m", "utility.2.0,-1,0,0", "-m", "G.1=2.0",
+            "-m", "Rndcg.1=3.0", "-m", "ndcg_rel.1=1.0", "-m", "P.05,2"]
+    expected = subprocess.run([trec_eval_binary, *argv, *files], capture_output=True, text=True).stdout
+    assert drop_in([*argv, *files])[1] == expected

@@ -45,6 +45,9 @@ OTHER_FORMATS = ("all_prefs", "prefs", "qrels_jg", "prefs_num_prefs_poss", "pref
                  "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap")
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})  # printed with %ld
 SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})  # te_print_single_meas_empty
+# one value named name_PARAMS, PARAMS the -m text as typed (meas_init.c: te_init_meas_s_float_p_float and
+# te_init_meas_s_float_p_pair name it append_string(name, printable_params)): -m ndcg.1=3.0 prints ndcg_1=3.0
+RAW_PARAMS = frozenset({"11pt_avg", "G", "Rndcg", "ndcg", "ndcg_rel", "set_F", "utility"})
 LABELS = frozenset({"runid", "relstring"})  # not measures: printed here from the run
 RELSTRING_LENGTH = 10
 
@@ -94,7 +97,10 @@ def printed_measures(m_args: list[str]) -> list[Printed]:
             measures = declared.to_measures(text)
         except (ValueError, InvalidInput) as exc:
             raise UsageError("E_MEASURE_PARAM", f"-m {name}.{text}: {exc}") from None
-        out.append(Printed(name, text, tuple((_spelled(declared, m, name), m) for m in measures)))
+        lines = tuple((_spelled(declared, m, name), m) for m in measures)
+        if text is not None and name in RAW_PARAMS:
+            lines = tuple((f"{name}_{text}", m) for _, m in lines)
+        out.append(Printed(name, text, lines))
     return out
 
 
