@@ -135,3 +135,18 @@ def test_the_rag_measure_set_in_any_letter_case(capsys, tmp_path):
     report = json.loads(out.read_text())
     assert report["measures"] == ["R@3", "R@5", "R@10", "RR@20", "nDCG(gain=exp)@5", "nDCG(gain=exp)@10"]
     assert report["rag"]["added_measures"] == []
+
+
+def test_avg_iprec_levels_round_trip_and_defaults():
+    (m,) = parse_measures("AvgIPrec(levels=[0.2,0.5,0.8])")
+    assert str(m) == "AvgIPrec(levels=[0.2,0.5,0.8])" and parse_measures(str(m)) == [m]
+    assert parse_measures("AvgIPrec(levels=[0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1])") == parse_measures("AvgIPrec")
+    assert parse_measures("11pt_avg.0.2,0.5,0.8") == [m]  # trec_eval's spelling of the same measure
+
+
+@pytest.mark.parametrize("text", ["AvgIPrec(levels=[0.5,0.2])", "AvgIPrec(levels=[])", "AvgIPrec(levels=[1.5])",
+                                  "AvgIPrec(levels=0.5)", "AvgIPrec(levels=[True])", "11pt_avg.0.8,0.2"])
+def test_avg_iprec_levels_are_refused_out_of_order_or_range(text):
+    with pytest.raises(InvalidInput) as info:
+        parse_measures(text)
+    assert info.value.code == "E_MEASURE_PARAM"

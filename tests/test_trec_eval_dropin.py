@@ -150,3 +150,25 @@ def test_parameter_lists_as_typed_against_the_binary(files, trec_eval_binary):
             "-m", "Rndcg.1=3.0", "-m", "ndcg_rel.1=1.0", "-m", "P.05,2"]
     expected = subprocess.run([trec_eval_binary, *argv, *files], capture_output=True, text=True).stdout
     assert drop_in([*argv, *files])[1] == expected
+
+
+def test_eleven_point_average_at_other_levels(files):
+    """-m 11pt_avg.0.5,1: q1 has 3 relevant (a, c, e at ranks 1, 3, 6; -l1, grade 12 counts): level 0.5 needs
+    (long)(0.5 x 3 + 0.9) = 2 relevant, best precision from rank 3 on is 2/3; level 1 needs 3, 3/6; the mean
+    (1/2 + 2/3) / 2 = 0.5833.  q2: x at rank 2, one relevant: both levels 1/2."""
+    code, out, _ = drop_in(["-q", "-m", "11pt_avg.0.5,1", *files])
+    assert out == lines(("11pt_avg_0.5,1", "q1", "0.5833"), ("11pt_avg_0.5,1", "q2", "0.5000"),
+                        ("11pt_avg_0.5,1", "all", "0.5417"))
+
+
+def test_eleven_point_levels_out_of_order_are_refused(files):
+    code, out, err = drop_in(["-m", "11pt_avg.0.5,0.2", *files])
+    assert (code, out) == (1, "") and "[E_MEASURE_PARAM]" in err and "ascend" in err
+
+
+@pytest.mark.needs_trec_eval
+def test_levels_against_the_binary(files, trec_eval_binary):
+    """iprec_at_recall sorts its levels (get_float_cutoffs); 11pt_avg keeps its text; both read by atof."""
+    argv = ["-q", "-m", "iprec_at_recall.0.9,.25,0.5x", "-m", "11pt_avg..2,.5,0.8", "-m", "Rprec_mult.2,0.5"]
+    expected = subprocess.run([trec_eval_binary, *argv, *files], capture_output=True, text=True).stdout
+    assert drop_in([*argv, *files])[1] == expected

@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from tests.integration.dropin_support import drop_in
-from trec_bridge.trec_eval_zscores import MISSING, atof, c_fixed, read_zscores
+from trec_bridge.measures.trec_names import atof
+from trec_bridge.trec_eval_zscores import MISSING, c_fixed, read_zscores
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n"
 RUN = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d5 1 1.0 t\nq2 Q0 d4 2 0.5 t\n"
@@ -87,18 +88,18 @@ def test_runid_and_relstring_keep_their_lines(files):
 
 
 @pytest.mark.parametrize("text,value", [
-    (b"0.25", 0.25), (b"+.5", 0.5), (b"-3", -3.0), (b"1e3", 1000.0), (b"1e", 1.0), (b"2.5x", 2.5), (b"abc", 0.0),
-    (b"0x1p-2", 0.25), (b"0x10", 16.0), (b"-0x.8", -0.5), (b"0x", 0.0), (b"inf", math.inf), (b"-Infinity", -math.inf),
-    (b".", 0.0), (b"1,5", 1.0),
+    ("0.25", 0.25), ("+.5", 0.5), ("-3", -3.0), ("1e3", 1000.0), ("1e", 1.0), ("2.5x", 2.5), ("abc", 0.0),
+    ("0x1p-2", 0.25), ("0x10", 16.0), ("-0x.8", -0.5), ("0x", 0.0), ("inf", math.inf), ("-Infinity", -math.inf),
+    (".", 0.0), ("1,5", 1.0), (" \t7", 7.0), ("", 0.0),
 ])
 def test_numbers_are_read_as_atof_reads_them(text, value):
     assert atof(text) == value
 
 
 def test_nan_keeps_its_sign_as_glibc_prints_it():
-    assert math.isnan(atof(b"nan")) and math.copysign(1, atof(b"nan")) == 1
-    assert math.copysign(1, atof(b"-NaN(12)")) == -1
-    assert (c_fixed(atof(b"nan")), c_fixed(atof(b"-nan")), c_fixed(-2.5), c_fixed(math.inf)) == \
+    assert math.isnan(atof("nan")) and math.copysign(1, atof("nan")) == 1
+    assert math.copysign(1, atof("-NaN(12)")) == -1
+    assert (c_fixed(atof("nan")), c_fixed(atof("-nan")), c_fixed(-2.5), c_fixed(math.inf)) == \
         ("   nan", "  -nan", "-2.5000", "   inf")
 
 

@@ -159,10 +159,18 @@ def render(printed: list[Printed], result, prepared, policy, tag: str, *, per_qu
                 out.append(f"{'runid':<22}\tall\t{tag}\n")
             for name, m in p.lines:
                 value = result.means[str(m)].value or 0.0
-                if zscores is not None:
+                if complete and p.name == "num_rel":
+                    value = _judged_relevant(prepared)
+                elif zscores is not None:
                     value = _z_summary(p.name, name, m, value, result, zscores, complete)
                 out.append(line(name, "all", value, p.name in COUNTS, zscores is not None))
     return "".join(out)
+
+
+def _judged_relevant(prepared) -> int:
+    """num_rel's ``all`` figure with -c (m_num_rel.c): every judgment above 0 of every judged query, whatever -l
+    (and, with -Z, not a z-score)."""
+    return int((prepared.dataset.qrels.frame.get_column("grade") > 0).sum())
 
 
 def _evaluated(result) -> list:
@@ -175,11 +183,11 @@ def _z_summary(table_name: str, name: str, m: Measure, value: float, result, zsc
     """The ``all`` figure of a measure under -Z: the evaluated queries' z-scores summed in trec_eval's order
     (trec_eval.c), then its calc_avg rule (meas_avg.c): divided by the queries averaged over (the judged queries
     with -c), left a sum for a count, or exp of the mean for gm_map and gm_bpref (a query -c adds counts as
-    log(1e-5)).  num_q's figure is the number of queries, and num_rel's with -c the judgments counted anew
-    (m_num_q.c, m_num_rel.c): ``value``, as without -Z."""
+    log(1e-5)).  num_q's figure is the number of queries (m_num_q.c): ``value``, as without -Z (num_rel's with -c
+    is counted anew, ``_judged_relevant``)."""
     from .measures.base import FAMILIES, GMEAN_FLOOR
 
-    if table_name == "num_q" or (table_name == "num_rel" and complete):
+    if table_name == "num_q":
         return value
     evaluated = _evaluated(result)
     total = 0.0

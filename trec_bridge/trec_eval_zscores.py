@@ -28,41 +28,18 @@ and measure (``qsort`` is not stable; the binary was seen to crash on it).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from .errors import InvalidInput
+from .measures.trec_names import atof
 from .messages import quote
 
 MISSING = -1000000.0  # trec_eval.h MISSING_ZSCORE_VALUE
-# strtod's longest prefix: a hexadecimal or decimal number, or inf / infinity / nan (any case)
-_ATOF = re.compile(rb"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
-                   rb"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                   rb"|(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))")
-
-
 def c_fixed(value: float) -> str:
     """``printf("%6.4f", value)`` as glibc prints it: Python's format, except a NaN keeps its sign (``-nan``)."""
     if math.isnan(value):
         return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
-
-
-def atof(field: bytes) -> float:
-    """C's ``atof``: the number at the start of ``field`` (no leading space here), 0.0 when none."""
-    match = _ATOF.match(field)
-    if match is None:
-        return 0.0
-    text = match.group().decode("ascii")
-    body = text.lstrip("+-")
-    if body[:2] in ("0x", "0X"):
-        if "p" not in body.lower():
-            body += "p0"
-        value = float.fromhex(body)
-        return -value if text.startswith("-") else value
-    if body[:1] in "nN":  # nan(chars): strtod's NaN, its sign kept (glibc prints -nan)
-        return math.copysign(math.nan, -1.0 if text.startswith("-") else 1.0)
-    return float(text)
 
 
 @dataclass(frozen=True)
@@ -132,7 +109,7 @@ def read_zscores(path: str) -> ZScores:
             raise InvalidInput("E_ZSCORES", "not 'qid measure mean stddev' (trec_eval: \"Malformed line\")",
                                file=path, line=number)
         qid, measure, mean, stddev = fields
-        figures = (atof(mean), atof(stddev))
+        figures = (atof(mean.decode("latin-1")), atof(stddev.decode("latin-1")))
         if any(math.isinf(x) or (math.isnan(x) and math.copysign(1.0, x) < 0) for x in figures):
             raise InvalidInput("E_ZSCORES", f"{_text(mean)} {_text(stddev)}: an infinite or negative-NaN figure, whose "
                                "result's NaN sign C's arithmetic leaves to the compiler; trec-bridge does not guess it "

@@ -74,6 +74,8 @@ def _param_text(value) -> str:
         return _num(value) if isinstance(value, float) else str(value)
     if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
         return "{" + ",".join(f"{_param_text(k)}:{_param_text(v)}" for k, v in value) + "}"
+    if isinstance(value, tuple) and all(isinstance(p, float) for p in value):  # a list of numbers (AvgIPrec's levels)
+        return "[" + ",".join(_num(p) for p in value) + "]"
     return str(value)
 
 

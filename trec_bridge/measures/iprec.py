@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InvalidInput
 from ..messages import quote
 from .base import Family, Measure, Ranking, Values, register
-from .trec_names import TrecEvalName
+from .trec_names import TrecEvalName, atof
 
 DEFAULT_LEVELS = tuple(i / 10 for i in range(11))  # trec_eval's 0.0, 0.1, ..., 1.0 (the same doubles)
 
@@ -84,7 +84,11 @@ def read_recall_level(raw: str, token: str) -> float:
 def level_name(family: str, name: str, defaults: tuple[float, ...]) -> TrecEvalName:
     """trec_eval's name for a family whose parameters are levels: ``-m name.0.2,0.5``, printed ``name_0.20``."""
     def to_measures(text: str | None) -> list:
-        levels = defaults if text is None else [float(v) for v in text.split(",")]
+        """The levels as get_float_cutoffs reads them: each by atof, ascending whatever the order given, a repeat
+        refused ("duplicate cutoffs detected")."""
+        levels = defaults if text is None else sorted(atof(v) for v in text.split(","))
+        if any(a == b for a, b in zip(levels, levels[1:])):
+            raise ValueError(f"duplicate levels in {name}.{text}")
         return [Measure(family, cutoff=v) for v in levels]
 
     def spell(m):

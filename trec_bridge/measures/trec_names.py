@@ -12,6 +12,7 @@ parser and the ``trec_eval`` drop-in read one shape.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -82,6 +83,29 @@ def atol(text: str) -> int:
     """C's ``atol``: the leading integer of ``text`` after blanks (``23.4`` -> 23, ``2e1`` -> 2), 0 without one."""
     match = re.match(r"\s*([+-]?[0-9]+)", text)
     return int(match[1]) if match else 0
+
+
+# strtod's longest prefix after C-locale blanks: a hexadecimal or decimal number, or inf / infinity / nan (any case)
+_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+                   r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                   r"|(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)))")
+
+
+def atof(text: str) -> float:
+    """C's ``atof`` (strtod): the number at the start of ``text`` (``2,5`` -> 2, ``1e`` -> 1, ``0x1p-2`` -> 0.25,
+    ``-nan`` a NaN with its sign), 0.0 without one."""
+    match = _ATOF.match(text)
+    if match is None:
+        return 0.0
+    number = match[1]
+    body = number.lstrip("+-")
+    negative = number.startswith("-")
+    if body[:2] in ("0x", "0X"):
+        value = float.fromhex(body if "p" in body.lower() else body + "p0")
+        return -value if negative else value
+    if body[:1] in "nN":  # nan(chars)
+        return math.copysign(math.nan, -1.0 if negative else 1.0)
+    return float(number)
 
 
 def cutoff_name(family: str, name: str, defaults: tuple[int, ...] = DEFAULT_CUTOFFS) -> TrecEvalName:
