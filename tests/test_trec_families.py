@@ -231,7 +231,8 @@ def test_trec_eval_names_are_declared_by_the_families():
     assert [str(m) for m in iprec.to_measures(None)] == [f"IPrec@{i / 10}" for i in range(11)]  # -m iprec_at_recall
     (mult,) = trec_eval_form(FAMILIES["RprecMult"])
     assert [m.cutoff for m in mult.to_measures(None)] == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
-    assert [str(m) for m in mult.to_measures("5.0,0.35")] == ["RprecMult@5.0", "RprecMult@0.35"]
+    # get_float_cutoffs sorts the levels (out.test.meas_params prints Rprec_mult_0.20, _0.35, _5.00 for 5.0,0.2,0.35)
+    assert [str(m) for m in mult.to_measures("5.0,0.35")] == ["RprecMult@0.35", "RprecMult@5.0"]
     (rel_p,) = trec_eval_form(FAMILIES["RelativeP"])
     assert [m.cutoff for m in rel_p.to_measures(None)] == [5, 10, 15, 20, 30, 100, 200, 500, 1000]
     irm = {name: FAMILIES[name].native("ir_measures") for name in ("NumQ", "NumRet", "NumRel", "NumRelRet", "Rprec",
