@@ -118,9 +118,21 @@ def test_restricted_ranking_cuts_then_drops_unjudged():
 
 def test_hand_made_files_against_the_binary(files, trec_eval_binary):
     for argv in (["-q", "-m", "relstring", "-m", "runid", "-m", "P.2", "-m", "recip_rank"],
-                 ["-q", "-c", "-M3", "-J", "-m", "P.2", "-m", "relstring", "-m", "map"]):
+                 ["-q", "-c", "-M3", "-J", "-m", "P.2", "-m", "relstring", "-m", "map"],
+                 ["-q", "-c", "-l2", "-m", "num_rel", "-m", "P.2"], ["-q", "-c", "-l0", "-m", "num_rel"]):
         expected = subprocess.run([trec_eval_binary, *argv, *files], capture_output=True, text=True).stdout
         assert drop_in([*argv, *files])[1] == expected
+
+
+def test_complete_num_rel_summary_counts_every_judgment_above_zero_whatever_the_level(files):
+    """-l2: num_rel per query counts grades >= 2 (q1: c; q2: none); with -c its ``all`` line is m_num_rel.c's
+    te_calc_avg_num_rel: every judgment above 0 of every qrels query (a, c, e, x and q10's y: 5), not the sum 1
+    of the per-query lines, which it is without -c."""
+    expected = lines(("num_rel", "q1", "1"), ("num_rel", "q2", "0"))
+    for flags, total in ((["-c"], "5"), ([], "1")):
+        argv = ["-q", *flags, "-l2", "-m", "num_rel", *files]
+        code, out, err = drop_in(argv)
+        assert (code, out) == (0, expected + lines(("num_rel", "all", total))), err
 
 
 def test_level_zero_counts_grade_zero_and_negative_levels_are_refused(files):

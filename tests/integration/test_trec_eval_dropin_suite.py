@@ -49,12 +49,9 @@ REFUSED = [c for c in FILES if refused_option(argv_of(c)) is not None]
 FLAGS = [(), ("-q",), ("-c",), ("-q", "-c")]
 
 
-# Known gaps, refused by the drop-in with an error code rather than printed differently (docs/trec_eval.md):
-# num_rel's -c summary at a level other than 1 (trec_eval then counts every judgment above 0 whatever -l; the
-# trec_eval_c policy refuses NumRel there, since its summary is not NumRel's).  Strict xfails: they turn into failures the day the gap is closed.
-KNOWN_GAPS = {
-    "out.test.aql": "-c with -l2: num_rel's summary counts every judgment above 0 whatever -l (refused)",
-}
+# Known gaps, refused by the drop-in with an error code rather than printed differently (docs/trec_eval.md): none
+# today.  Strict xfails: they turn into failures the day a gap is closed.
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _gap(cmd, flags=()):

@@ -111,16 +111,14 @@ def run(args) -> int:
         raise UsageError("E_POLICY_MEASURE", f"-l {args.level}: below 0, trec_eval counts retrieved documents that "
                          "are not judged as relevant (their value -1 passes the level); trec-bridge does not reproduce "
                          "that reading")
-    if args.complete and args.level != 1 and any(p.name == "num_rel" for p in printed):
-        raise UsageError("E_POLICY_MEASURE", f"-c with -l {args.level} and num_rel: trec_eval's -c summary of num_rel "
-                         "then counts every judgment above 0 whatever -l (m_num_rel.c); trec-bridge does not print "
-                         "that figure (docs/trec_eval.md); drop -c, -l or num_rel")
     if args.level < 1:
         printed = at_level(printed, args.level)
     measures = measures_of(printed)
     policy = (TREC_EVAL_C if args.complete else TREC_EVAL).with_axis(depth=args.depth, judged_only=args.judged_only,
                                                                       arithmetic="float")  # trec_eval's doubles
-    prepared, findings = _prepare(args, measures, policy)
+    # num_rel's -c summary is not NumRel's mean at another -l, so the trec_eval_c policy refuses NumRel there; the
+    # drop-in prints that summary itself (trec_eval_output._judged_relevant) and reads the run for the others
+    prepared, findings = _prepare(args, [m for m in measures if not own_summary(m, args)], policy)
     result = evaluate(prepared, measures, policy)
     if all(q.status == "missing" for q in result.queries):  # trec_eval exits 7 and prints nothing
         from ..errors import InvalidInput
@@ -132,6 +130,14 @@ def run(args) -> int:
                             summary=not args.no_summary, zscores=zscores, complete=args.complete))
     _say(findings + _findings(result, prepared))
     return 0
+
+
+def own_summary(m, args) -> bool:
+    """A measure whose ``all`` line the drop-in forms itself, not from the policy's mean: num_rel with -c at a
+    level other than 1 (m_num_rel.c te_calc_avg_num_rel)."""
+    from ..references.trec_eval import complete_num_rel_reason
+
+    return args.complete and complete_num_rel_reason(m, args.level) is not None
 
 
 def _prepare(args, measures, policy):
