@@ -35,6 +35,8 @@ from .measures.trec_names import atof
 from .messages import quote
 
 MISSING = -1000000.0  # trec_eval.h MISSING_ZSCORE_VALUE
+
+
 def c_fixed(value: float) -> str:
     """``printf("%6.4f", value)`` as glibc prints it: Python's format, except a NaN keeps its sign (``-nan``)."""
     if math.isnan(value):
