@@ -404,14 +404,16 @@ def geometric(values: Values, ctx) -> Values:
     store them (pytrec_eval returns those)."""
     if not ctx.gm_log:
         return values
-    # the kernel's double, formed in trec_eval's order as the C code forms the value it takes the log of (the
-    # exact value correctly rounded is another double in ~1 query of 7: tests/test_trec_eval_zscores.py)
-    return Values(np.log(np.maximum(values.value, GMEAN_FLOOR)), logged=True)
+    # the log of the value the policy's arithmetic gives (Policy.arithmetic): the exact value correctly rounded,
+    # or the kernel's double formed in trec_eval's order, as the C code forms the AP it takes the log of (another
+    # double in about four queries of ten: tests/test_gm_per_query.py)
+    value = values.value if ctx.float_values else values.rounded()
+    return Values(np.log(np.maximum(value, GMEAN_FLOOR)), logged=True)
 
 
 def geometric_context(m: "Measure", rel: int, policy) -> "MeasureContext":
     """The threshold, and whether the policy keeps a gm_* measure's per-query value as its log (trec_eval)."""
-    return MeasureContext(rel=rel, gm_log=policy.gm_per_query == "log")
+    return MeasureContext(rel=rel, gm_log=policy.gm_per_query == "log", float_values=policy.arithmetic == "float")
 
 
 def has_relevant(r: Ranking, m, ctx) -> np.ndarray:
@@ -501,6 +503,7 @@ class MeasureContext:
     ideal_floor: int = 1  # grades below this never enter the nDCG ideal or DCG
     gain_key: tuple | None = None  # what ``gain`` is (its measure's gains= / gain= or the policy's): memo keys
     gm_log: bool = False  # a gm_* family gives log(max(value, 1e-5)) per query (``geometric``)
+    float_values: bool = False  # the policy's arithmetic is "float": ``geometric`` takes the log of the kernel's double
 
 
 class FamilyRegistry(abc.Mapping):
