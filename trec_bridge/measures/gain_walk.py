@@ -57,10 +57,22 @@ def _positions(group: np.ndarray) -> np.ndarray:
 
 
 def own_prefix(group: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """For each entry: the sum of ``values`` over its group's entries up to and including it (sorted by group)."""
-    total = np.cumsum(values)
-    starts = group_offsets(group)[group]
-    return total - (total[starts] - values[starts])
+    """For each entry: the sum of ``values`` over its group's entries up to and including it (sorted by group),
+    added one after another from the group's first, as trec_eval's loops add (a cumulative sum over all groups,
+    less the groups before, is another double in the last bits).  One vectorised step per position: a group's
+    length, not the entries, sets the number of steps."""
+    out = np.empty(len(values), dtype=np.float64)
+    if len(values) == 0:
+        return out
+    position = _positions(group) - 1
+    order = np.argsort(position, kind="stable")  # every group's first entries, then their second ones, ...
+    steps = np.searchsorted(position[order], np.arange(int(position.max()) + 2))
+    running = np.zeros(int(group.max()) + 1, dtype=np.float64)
+    for p in range(len(steps) - 1):
+        at = order[steps[p]:steps[p + 1]]
+        running[group[at]] += values[at]  # a group appears once per position: no two additions collide
+        out[at] = running[group[at]]
+    return out
 
 
 def prefix_at(group: np.ndarray, key: np.ndarray, values: np.ndarray, at_group: np.ndarray,
@@ -68,18 +80,19 @@ def prefix_at(group: np.ndarray, key: np.ndarray, values: np.ndarray, at_group: 
     """For each (g, k) asked: the sum of ``values`` over entries of group g with key <= k.
 
     Entries are sorted by (group, key), as the Ranking's rows and the ideal
-    are; one cumulative sum and one binary search answer every question.
+    are; one running sum per group (``own_prefix``) and one binary search answer every question.
     """
     if len(group) == 0:
         return np.zeros(len(at_group), dtype=np.float64)
     span = int(max(key.max(initial=0), at_key.max(initial=0))) + 1
     flat = group * span + key
-    total = np.concatenate(([0.0], np.cumsum(values)))
+    running = own_prefix(group, values)
     offsets = group_offsets(group)
     present = at_group < len(offsets)  # a group asked for may have no entry at all
     starts = np.where(present, offsets[np.minimum(at_group, len(offsets) - 1)], 0)
     ends = np.searchsorted(flat, at_group * span + at_key, side="right")
-    return np.where(present, total[ends] - total[starts], 0.0)
+    found = present & (ends > starts)  # an entry of the group at or below the key
+    return np.where(found, running[np.maximum(ends - 1, 0)], 0.0)
 
 
 def discounted(gains: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -32,7 +32,9 @@ def inferred_ap(r: Ranking, m, ctx) -> Values:
     earlier = np.arange(len(rows)) - group_offsets(query)[query]  # k - 1
     rank = r.rank[rows].astype(np.float64)
     nonrel, unjudged = nonrel_above[rows], unjudged_above[rows]
-    pooled_share = (earlier + nonrel + unjudged) / rank
+    above = rank - 1.0  # m_infap.c's j; each term formed in its order of operations, so its double is the C one's
+    with np.errstate(divide="ignore", invalid="ignore"):  # rank 1 adds 1 (below), whatever these give there
+        pooled_share = (above / rank) * ((earlier + nonrel + unjudged) / above)
     judged_precision = (earlier + EPSILON) / (earlier + nonrel + 2 * EPSILON)
     terms = np.where(rank == 1, 1.0, 1.0 / rank + pooled_share * judged_precision)
     sums = per_query_sum(query, terms, r.n_queries)

@@ -29,7 +29,7 @@ def ndcg(r: Ranking, m, ctx) -> Values:
     rows = np.flatnonzero(useful)
     discount_name = variants.variant(m, "discount") or "log2"  # None: a family without the variant
     discount = DISCOUNTS[discount_name]
-    dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) * discount(r.rank[rows]),
+    dcg = np.bincount(r.row_query[rows], weights=ctx.gain(r.grade[rows]) / discount(r.rank[rows]),
                       minlength=r.n_queries)
     if variants.variant(m, "ideal") == "judged" and ctx.gain_key is not None:  # the judgments' alone: once
         idcg = r.judged(("nDCG ideal", m.cutoff, ctx.ideal_floor, ctx.gain_key, discount_name),
@@ -50,11 +50,13 @@ def _judged_gains(r: Ranking, ctx) -> tuple[np.ndarray, np.ndarray]:
     return r.qrels_query[keep], ctx.gain(r.qrels_grade[keep])
 
 
-DISCOUNTS = {  # rank (1-based) -> discount, one per value of the ``discount`` variant
-    "log2": lambda rank: 1.0 / np.log2(rank + 1.0),
-    "log2_rank": lambda rank: 1.0 / np.maximum(np.log2(rank.astype(np.float64)), 1.0),
-    "log2_rank2": lambda rank: 1.0 / np.log2(rank + 2.0),
-    "ln_rank": lambda rank: 1.0 / np.maximum(np.log(rank.astype(np.float64)), 1.0),
+# rank (1-based) -> what a gain is divided by, one per value of the ``discount`` variant: divided, not multiplied
+# by the reciprocal, as trec_eval's m_ndcg.c forms gain / log2(i + 2) (the two doubles differ in the last bit)
+DISCOUNTS = {
+    "log2": lambda rank: np.log2(rank + 1.0),
+    "log2_rank": lambda rank: np.maximum(np.log2(rank.astype(np.float64)), 1.0),
+    "log2_rank2": lambda rank: np.log2(rank + 2.0),
+    "ln_rank": lambda rank: np.maximum(np.log(rank.astype(np.float64)), 1.0),
 }
 
 
@@ -79,7 +81,7 @@ def _ideal(r: Ranking, m, ctx, discount) -> np.ndarray:
     if cutoff is not None:
         sel = pos <= cutoff
         q, gain, pos = q[sel], gain[sel], pos[sel]
-    return np.bincount(q, weights=gain * discount(pos), minlength=r.n_queries)
+    return np.bincount(q, weights=gain / discount(pos), minlength=r.n_queries)
 
 
 def has_positive_gain(r: Ranking, m, ctx) -> np.ndarray:

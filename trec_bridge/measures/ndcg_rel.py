@@ -30,9 +30,9 @@ def ndcg_rel(r: Ranking, m, ctx) -> Values:
     unretrieved = n_rel - np.bincount(at_q, minlength=r.n_queries)
     dcg = per_query_sum(r.row_query, run_terms, r.n_queries)
     idcg = per_query_sum(iq, ideal_terms, r.n_queries)
-    whole = np.zeros(r.n_queries, dtype=np.float64)
-    np.divide(dcg, idcg, out=whole, where=idcg > 0)
-    sums += unretrieved * whole
+    rest = np.zeros(r.n_queries, dtype=np.float64)  # (unretrieved x DCG) / ideal DCG, in m_ndcg_rel.c's order
+    np.divide(unretrieved * dcg, idcg, out=rest, where=idcg > 0)
+    sums += rest
     value = np.zeros(r.n_queries, dtype=np.float64)
     np.divide(sums, n_rel, out=value, where=sums > 0)
     check_finite(("value", value))  # huge gains= values can sum past a double (E_GAIN_OVERFLOW)
