@@ -196,3 +196,32 @@ def test_the_run_id_column_names_the_run_only_when_it_holds_one_value(work, name
                           "score": [3.5, 2.25, 1.0, 0.1], "run_id": names})
     frame.write_parquet(work / "named.parquet")
     assert read_columnar_run(work / "named.parquet", "parquet").run_id == expected
+
+
+@pytest.mark.parametrize("kind, name, codec", [("run", "run.parquet", "snappy"), ("run", "run.parquet", "lz4"),
+                                               ("run", "run.parquet", "uncompressed"), ("run", "run.arrow", "zstd"),
+                                               ("qrels", "qrels.parquet", "gzip")])
+def test_compression_is_the_codec_asked_and_the_numbers_do_not_move(work, kind, name, codec):
+    """--compression picks the codec (the file says it where pyarrow can read its metadata); the run and the
+    judgments read back the same, and score the hand-worked P@1 1, AP 11/12."""
+    source = work / ("run.trec" if kind == "run" else "qrels.txt")
+    code, _, err = run_cli("convert", kind, source, work / name, "--compression", codec)
+    assert code == 0, err
+    qrels = work / name if kind == "qrels" else work / "qrels.txt"
+    run = work / name if kind == "run" else work / "run.trec"
+    assert exact_means(work, qrels, run) == {"P@1": 1, "AP": Fraction(11, 12)}
+    if name.endswith(".parquet"):
+        parquet = pytest.importorskip("pyarrow.parquet", reason="pyarrow reads the codec from the file's metadata")
+        assert parquet.ParquetFile(work / name).metadata.row_group(0).column(0).compression == codec.upper()
+
+
+@pytest.mark.parametrize("output, codec, why", [
+    ("out.trec", "zstd", "applies to a Parquet or Arrow IPC output"),
+    ("run.json", "snappy", "applies to a Parquet or Arrow IPC output"),
+    ("run.arrow", "snappy", "Arrow IPC takes uncompressed, zstd, lz4"),
+    ("run.parquet", "zip", "Parquet takes zstd, snappy, lz4, gzip, brotli, uncompressed"),
+])
+def test_a_codec_the_output_cannot_take_is_refused_and_nothing_is_written(work, output, codec, why):
+    code, out, err = run_cli("convert", "run", work / "run.trec", work / output, "--compression", codec)
+    assert (code, out) == (1, "") and "[E_USAGE]" in err and why in err, err
+    assert not (work / output).exists()

@@ -89,6 +89,7 @@ def add_parser(subparsers) -> None:
                        "run's order")
     run_p.add_argument("--ignore-sidecar", action="store_true",
                        help="reading a TREC run: ignore an IN.manifest.json next to it")
+    _compression_option(run_p)
     _dataset_options(run_p, "the run was made for", sidecar=True)
     run_p.set_defaults(handler=_convert_run, io=_run_io)
 
@@ -100,7 +101,34 @@ def add_parser(subparsers) -> None:
     qrels_p.add_argument("--subtopics", action="store_true",
                          help="TREC (or Parquet / Arrow) input: a diversity qrels ('qid subtopic docno grade'); a "
                               "JSON dataset then holds it as subtopic_judgments")
+    _compression_option(qrels_p)
     qrels_p.set_defaults(handler=_convert_qrels, io=_qrels_io)
+
+
+def _compression_option(parser) -> None:
+    from converters.columnar import COMPRESSIONS
+
+    parser.add_argument("--compression", metavar="CODEC", default=None,
+                        help="writing Parquet: " + ", ".join(COMPRESSIONS["parquet"]) + " (default: "
+                        f"{COMPRESSIONS['parquet'][0]}, the smallest; snappy and lz4 read faster); writing Arrow IPC: "
+                        + ", ".join(COMPRESSIONS["ipc"]) + f" (default: {COMPRESSIONS['ipc'][0]})")
+
+
+def _compression(args, kind_out: str | None) -> str | None:
+    """The --compression asked for the columnar output ``kind_out``; E_USAGE where the output takes none or
+    not that one (nothing is written then)."""
+    from converters.columnar import COMPRESSIONS
+
+    if args.compression is None:
+        return None
+    if kind_out is None:
+        raise UsageError("E_USAGE", f"--compression applies to a Parquet or Arrow IPC output, not {args.output} "
+                         "(a TREC file is compressed by naming it .gz)")
+    if args.compression not in COMPRESSIONS[kind_out]:
+        name = "Parquet" if kind_out == "parquet" else "Arrow IPC"
+        raise UsageError("E_USAGE", f"--compression {args.compression}: {name} takes "
+                         + ", ".join(COMPRESSIONS[kind_out]))
+    return args.compression
 
 
 def _dataset_options(parser, what: str, sidecar: bool = False) -> None:
@@ -151,7 +179,7 @@ def _convert_columnar_run(args) -> int:
         if run.own_scores().null_count():
             raise UsageError("E_USAGE", f"{args.input} has documents without scores; a Parquet / Arrow run holds a "
                              "score for every document (convert to TREC first: it writes scores n..1)")
-        columnar.write_columnar(columnar.run_frame(run), args.output, kind_out)
+        columnar.write_columnar(columnar.run_frame(run), args.output, kind_out, _compression(args, kind_out))
         note(f"wrote {args.output}: {run.frame.height} rows")
         return 0
     from converters.trec_run import write_trec_run
@@ -185,6 +213,7 @@ def _not_json_content(path: str) -> None:
 def _convert_run(args) -> int:
     from converters.trec_run import read_trec_run, write_trec_run
 
+    _compression(args, _columnar_name(args.output))  # a codec the output cannot take: refused before reading
     if _columnar_name(args.input) or _columnar_name(args.output):
         return _convert_columnar_run(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
@@ -321,6 +350,7 @@ def _convert_qrels(args) -> int:
     from converters.trec_qrels import read_trec_qrels, write_trec_qrels
     from ..model import Dataset, Query
 
+    _compression(args, _columnar_name(args.output))  # a codec the output cannot take: refused before reading
     if _columnar_name(args.input) or _columnar_name(args.output):
         return _convert_columnar_qrels(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
@@ -400,7 +430,7 @@ def _convert_columnar_qrels(args) -> int:
         _not_json_content(args.input)
     qrels = load_dataset_any(args.input, subtopics=args.subtopics).qrels
     if kind_out is not None:
-        columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out)
+        columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out, _compression(args, kind_out))
     else:
         from converters.trec_qrels import write_trec_qrels
 
