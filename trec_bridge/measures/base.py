@@ -406,7 +406,7 @@ def geometric(values: Values, ctx) -> Values:
         return values
     # the log of the value the policy's arithmetic gives (Policy.arithmetic): the exact value correctly rounded,
     # or the kernel's double formed in trec_eval's order, as the C code forms the AP it takes the log of (another
-    # double in about four queries of ten: tests/test_gm_per_query.py)
+    # double in about four queries of ten: tests/test_float_arithmetic.py)
     value = values.value if ctx.float_values else values.rounded()
     return Values(np.log(np.maximum(value, GMEAN_FLOOR)), logged=True)
 
