@@ -114,13 +114,13 @@ def _compression_option(parser) -> None:
                         + ", ".join(COMPRESSIONS["ipc"]) + f" (default: {COMPRESSIONS['ipc'][0]})")
 
 
-def _compression(args, kind_out: str | None) -> str | None:
-    """The --compression asked for the columnar output ``kind_out``; E_USAGE where the output takes none or
-    not that one (nothing is written then)."""
+def _check_compression(args, kind_out: str | None) -> None:
+    """E_USAGE for a --compression the output ``kind_out`` (None: not columnar) cannot take, before anything is
+    read or written."""
     from converters.columnar import COMPRESSIONS
 
     if args.compression is None:
-        return None
+        return
     if kind_out is None:
         raise UsageError("E_USAGE", f"--compression applies to a Parquet or Arrow IPC output, not {args.output} "
                          "(a TREC file is compressed by naming it .gz)")
@@ -128,7 +128,6 @@ def _compression(args, kind_out: str | None) -> str | None:
         name = "Parquet" if kind_out == "parquet" else "Arrow IPC"
         raise UsageError("E_USAGE", f"--compression {args.compression}: {name} takes "
                          + ", ".join(COMPRESSIONS[kind_out]))
-    return args.compression
 
 
 def _dataset_options(parser, what: str, sidecar: bool = False) -> None:
@@ -179,7 +178,7 @@ def _convert_columnar_run(args) -> int:
         if run.own_scores().null_count():
             raise UsageError("E_USAGE", f"{args.input} has documents without scores; a Parquet / Arrow run holds a "
                              "score for every document (convert to TREC first: it writes scores n..1)")
-        columnar.write_columnar(columnar.run_frame(run), args.output, kind_out, _compression(args, kind_out))
+        columnar.write_columnar(columnar.run_frame(run), args.output, kind_out, args.compression)
         note(f"wrote {args.output}: {run.frame.height} rows")
         return 0
     from converters.trec_run import write_trec_run
@@ -213,7 +212,7 @@ def _not_json_content(path: str) -> None:
 def _convert_run(args) -> int:
     from converters.trec_run import read_trec_run, write_trec_run
 
-    _compression(args, _columnar_name(args.output))  # a codec the output cannot take: refused before reading
+    _check_compression(args, _columnar_name(args.output))
     if _columnar_name(args.input) or _columnar_name(args.output):
         return _convert_columnar_run(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
@@ -350,7 +349,7 @@ def _convert_qrels(args) -> int:
     from converters.trec_qrels import read_trec_qrels, write_trec_qrels
     from ..model import Dataset, Query
 
-    _compression(args, _columnar_name(args.output))  # a codec the output cannot take: refused before reading
+    _check_compression(args, _columnar_name(args.output))
     if _columnar_name(args.input) or _columnar_name(args.output):
         return _convert_columnar_qrels(args)
     src_json, dst_json = is_json_name(args.input), is_json_name(args.output)
@@ -430,7 +429,7 @@ def _convert_columnar_qrels(args) -> int:
         _not_json_content(args.input)
     qrels = load_dataset_any(args.input, subtopics=args.subtopics).qrels
     if kind_out is not None:
-        columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out, _compression(args, kind_out))
+        columnar.write_columnar(columnar.qrels_frame(qrels), args.output, kind_out, args.compression)
     else:
         from converters.trec_qrels import write_trec_qrels
 
